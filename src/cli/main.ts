@@ -1,0 +1,102 @@
+/** The `tessera` CLI. Subcommands live in one module each; this file wires them up. */
+import { Command } from 'commander';
+import { capsToJson } from '../gpu/caps.ts';
+import { registerRegistryCommands } from './registry.ts';
+
+function registerDeviceCommands(program: Command): void {
+  program
+    .command('devices')
+    .description('show the WebGPU adapter Tessera uses: features, limits, subgroup sizes, subgroup-matrix configs')
+    .option('--json', 'print { "adapterInfo": {...}, "features": [...], "limits": {...} }')
+    .action(async (opts: { json?: boolean }) => {
+      const { createDevice, describeAdapter } = await import('../gpu/device.ts');
+      const dev = await createDevice();
+      try {
+        const json = capsToJson(dev.caps);
+        if (opts.json) {
+          process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+          return;
+        }
+        const a = json.adapterInfo;
+        console.log(`adapter:   ${describeAdapter(dev.caps)}`);
+        console.log(`vendor:    ${a.vendor || '-'}   architecture: ${a.architecture || '-'}   device: ${a.device || '-'}`);
+        console.log(`subgroups: ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}`);
+        console.log(`features:  ${json.features.join(', ')}`);
+        const sm = a.subgroupMatrixConfigs;
+        console.log(
+          `subgroup-matrix configs: ${sm.length ? sm.map((c) => `${c.componentType}->${c.resultComponentType} ${c.M}x${c.N}x${c.K}`).join(', ') : 'none'}`,
+        );
+        const keyLimits = [
+          'maxBufferSize',
+          'maxStorageBufferBindingSize',
+          'maxComputeWorkgroupStorageSize',
+          'maxComputeInvocationsPerWorkgroup',
+          'maxComputeWorkgroupSizeX',
+          'maxComputeWorkgroupsPerDimension',
+          'maxStorageBuffersPerShaderStage',
+        ];
+        console.log('limits:');
+        for (const k of keyLimits) console.log(`  ${k.padEnd(36)} ${json.limits[k]}`);
+        console.log(`  (${Object.keys(json.limits).length} limits in all; --json prints every one)`);
+      } finally {
+        dev.destroy();
+      }
+    });
+}
+
+function registerSelfTest(program: Command): void {
+  program
+    .command('selftest')
+    .description('run every implemented kernel on this device against its CPU reference and print a table')
+    .option('--filter <text>', 'only variants whose id contains this text')
+    .option('--json', 'print the rows as JSON')
+    .action(async (opts: { filter?: string; json?: boolean }) => {
+      const { createDevice, describeAdapter } = await import('../gpu/device.ts');
+      const { runSelfTest, formatSelfTest } = await import('../selftest/selftest.ts');
+      const dev = await createDevice();
+      try {
+        const rows = await runSelfTest(dev, { filter: opts.filter });
+        if (opts.json) process.stdout.write(JSON.stringify({ adapter: describeAdapter(dev.caps), rows }, null, 2) + '\n');
+        else console.log(`adapter: ${describeAdapter(dev.caps)}\n${formatSelfTest(rows)}`);
+        if (rows.some((r) => r.status === 'fail')) process.exitCode = 1;
+      } finally {
+        dev.destroy();
+      }
+    });
+}
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('tessera')
+    .description('Run machine-learning models on WebGPU (Node and browser) with WGSL kernels')
+    .version('0.1.0')
+    .showHelpAfterError();
+  registerDeviceCommands(program);
+  registerRegistryCommands(program);
+  registerSelfTest(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    const { registerContractCommands } = await import('./contract.ts');
+    registerContractCommands(program);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+  }
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    const err = e as Error;
+    console.error(`error: ${err.message}`);
+    if (process.env.TESSERA_DEBUG) console.error(err.stack);
+    process.exitCode = 1;
+  }
+  // Dawn keeps the event loop alive after the device is destroyed; leave once the command is done and
+  // everything written to stdout/stderr has been flushed (a pipe would otherwise lose the tail).
+  await new Promise<void>((r) => process.stdout.write('', () => r()));
+  await new Promise<void>((r) => process.stderr.write('', () => r()));
+  process.exit(process.exitCode ?? 0);
+}

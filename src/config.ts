@@ -1,0 +1,36 @@
+/**
+ * The one place environment variables are read.
+ *   TESSERA_DAWN_ARGS / WEBGPU_DAWN_ARGS  comma/space separated Dawn options passed to create([...]),
+ *                                         e.g. "enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"
+ *   VK_ICD_FILENAMES / VK_DRIVER_FILES    Vulkan driver selection (read to decide whether to look for SwiftShader)
+ *   TESSERA_SWIFTSHADER_ICD               path of SwiftShader's Vulkan ICD json (default: Debian chromium's)
+ *   TESSERA_TIMESTAMPS=1                  record per-dispatch GPU timestamps where the device supports it
+ */
+const env: Record<string, string | undefined> = typeof process !== 'undefined' && process.env ? process.env : {};
+
+export interface TesseraConfig {
+  dawnArgs: string[] | undefined;
+  vulkanDriverSet: boolean;
+  swiftShaderIcd: string;
+  timestamps: boolean;
+}
+
+function splitDawnArgs(s: string): string[] {
+  // "enable-dawn-features=a,b disable-dawn-features=c" -> one entry per key=value; commas stay inside values.
+  return s.split(/\s+|;/).map((x) => x.trim()).filter(Boolean);
+}
+
+export function readConfig(): TesseraConfig {
+  const dawn = env.TESSERA_DAWN_ARGS ?? env.WEBGPU_DAWN_ARGS;
+  return {
+    dawnArgs: dawn !== undefined ? splitDawnArgs(dawn) : undefined,
+    vulkanDriverSet: Boolean(env.VK_ICD_FILENAMES || env.VK_DRIVER_FILES),
+    swiftShaderIcd: env.TESSERA_SWIFTSHADER_ICD ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
+    timestamps: env.TESSERA_TIMESTAMPS === '1',
+  };
+}
+
+/** Set an environment variable for native libraries loaded later in this process (Vulkan loader). */
+export function setProcessEnv(name: string, value: string): void {
+  if (typeof process !== 'undefined' && process.env) process.env[name] = value;
+}

@@ -1,0 +1,184 @@
+/**
+ * Device acquisition for Node (npm `webgpu`, Dawn) and the browser (`navigator.gpu`).
+ * Requests every useful feature the adapter offers and the adapter's maximum limits, and returns a
+ * TesseraDevice whose `caps` is shaped like the `device` namespace contract expressions read.
+ */
+import { readConfig, setProcessEnv } from '../config.ts';
+import type { DeviceCaps, SubgroupMatrixConfig } from './caps.ts';
+import { BufferPool } from './buffers.ts';
+import { PipelineCache } from './pipelines.ts';
+
+/** Features Tessera's kernels can use; requested whenever the adapter offers them. */
+export const USEFUL_FEATURES = [
+  'shader-f16',
+  'subgroups',
+  'subgroup-size-control',
+  'timestamp-query',
+  'chromium-experimental-subgroup-matrix',
+] as const;
+
+export const DEFAULT_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'];
+
+export class NoAdapterError extends Error {
+  constructor(detail: string) {
+    super(
+      `No WebGPU adapter is available (${detail}).\n` +
+        'How to get one:\n' +
+        '  - On a Linux machine without a GPU: install Debian\'s chromium and the Vulkan loader, which ship the SwiftShader\n' +
+        '    Vulkan driver: `apt-get install -y --no-install-recommends chromium libvulkan1`. Tessera finds\n' +
+        '    /usr/lib/chromium/vk_swiftshader_icd.json by itself (override with TESSERA_SWIFTSHADER_ICD).\n' +
+        '  - On a machine with a GPU: install its Vulkan driver (NVIDIA: the driver\'s nvidia_icd.json; point VK_DRIVER_FILES at it).\n' +
+        '  - In a browser: use one with WebGPU enabled (Chrome/Edge 113+, or --enable-unsafe-webgpu).',
+    );
+    this.name = 'NoAdapterError';
+  }
+}
+
+export interface CreateDeviceOptions {
+  /** Dawn options for Node (`create([...])`); default: env TESSERA_DAWN_ARGS/WEBGPU_DAWN_ARGS, else DEFAULT_DAWN_ARGS. */
+  dawnArgs?: string[];
+  powerPreference?: GPUPowerPreference;
+  /** Features to leave off even when offered (to test fallbacks). */
+  disableFeatures?: string[];
+  /** Record per-dispatch timestamps (when `timestamp-query` exists). Default: env TESSERA_TIMESTAMPS=1. */
+  timestamps?: boolean;
+}
+
+export interface TesseraDevice {
+  device: GPUDevice;
+  caps: DeviceCaps;
+  buffers: BufferPool;
+  pipelines: PipelineCache;
+  timestamps: boolean;
+  /** Resolves with the first uncaptured error message, if any was raised (also logged). */
+  errors: string[];
+  destroy(): void;
+}
+
+async function nodeGpu(dawnArgs: string[]): Promise<{ gpu: GPU; retry?: () => GPU }> {
+  const webgpu = (await import('webgpu')) as unknown as {
+    create: (args: string[]) => GPU;
+    globals: Record<string, unknown>;
+  };
+  for (const [k, v] of Object.entries(webgpu.globals)) {
+    if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+  }
+  const cfg = readConfig();
+  const fs = await import('node:fs');
+  const hasSwiftShader = fs.existsSync(cfg.swiftShaderIcd);
+  const useSwiftShader = () => setProcessEnv('VK_ICD_FILENAMES', cfg.swiftShaderIcd);
+  if (!cfg.vulkanDriverSet && hasSwiftShader && !hasGpuDeviceNode(fs)) {
+    // No GPU device node: go straight to SwiftShader (no Vulkan "found no drivers" noise).
+    useSwiftShader();
+    return { gpu: webgpu.create(dawnArgs) };
+  }
+  const gpu = webgpu.create(dawnArgs);
+  const retry = !cfg.vulkanDriverSet && hasSwiftShader ? () => (useSwiftShader(), webgpu.create(dawnArgs)) : undefined;
+  return { gpu, retry };
+}
+
+function hasGpuDeviceNode(fs: typeof import('node:fs')): boolean {
+  try {
+    if (fs.readdirSync('/dev').some((n) => n.startsWith('nvidia'))) return true;
+    return fs.existsSync('/dev/dri') && fs.readdirSync('/dev/dri').some((n) => n.startsWith('renderD'));
+  } catch {
+    return false;
+  }
+}
+
+async function getAdapter(opts: CreateDeviceOptions): Promise<GPUAdapter> {
+  const req: GPURequestAdapterOptions = { powerPreference: opts.powerPreference ?? 'high-performance' };
+  if (typeof navigator !== 'undefined' && (navigator as Navigator).gpu) {
+    const a = await navigator.gpu.requestAdapter(req);
+    if (!a) throw new NoAdapterError('navigator.gpu.requestAdapter() returned null');
+    return a;
+  }
+  if (typeof process === 'undefined') throw new NoAdapterError('this environment has neither navigator.gpu nor Node.js');
+  const dawnArgs = opts.dawnArgs ?? readConfig().dawnArgs ?? DEFAULT_DAWN_ARGS;
+  const { gpu, retry } = await nodeGpu(dawnArgs);
+  let adapter = await gpu.requestAdapter(req);
+  if (!adapter && retry) adapter = await retry().requestAdapter(req);
+  if (!adapter) throw new NoAdapterError(`Dawn found no Vulkan adapter (Dawn options: ${dawnArgs.join(' ') || 'none'})`);
+  return adapter;
+}
+
+function limitsOf(src: GPUSupportedLimits): Record<string, number> {
+  const out: Record<string, number> = {};
+  // GPUSupportedLimits exposes its members as prototype getters.
+  for (let o: object | null = src; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const k of Object.getOwnPropertyNames(o)) {
+      const v = (src as unknown as Record<string, unknown>)[k];
+      if (typeof v === 'number' && !(k in out)) out[k] = v;
+    }
+  }
+  return out;
+}
+
+function adapterInfoOf(info: GPUAdapterInfo): DeviceCaps['adapterInfo'] {
+  const i = info as GPUAdapterInfo & {
+    subgroupMinSize?: number;
+    subgroupMaxSize?: number;
+    subgroupMatrixConfigs?: SubgroupMatrixConfig[];
+  };
+  return {
+    vendor: i.vendor ?? '',
+    architecture: i.architecture ?? '',
+    device: i.device ?? '',
+    description: i.description ?? '',
+    ...(typeof i.subgroupMinSize === 'number' ? { subgroupMinSize: i.subgroupMinSize } : {}),
+    ...(typeof i.subgroupMaxSize === 'number' ? { subgroupMaxSize: i.subgroupMaxSize } : {}),
+    subgroupMatrixConfigs: [...(i.subgroupMatrixConfigs ?? [])].map((c) => ({
+      componentType: c.componentType,
+      resultComponentType: c.resultComponentType,
+      M: c.M,
+      N: c.N,
+      K: c.K,
+    })),
+  };
+}
+
+export async function createDevice(opts: CreateDeviceOptions = {}): Promise<TesseraDevice> {
+  const adapter = await getAdapter(opts);
+  const disabled = new Set(opts.disableFeatures ?? []);
+  const requiredFeatures = USEFUL_FEATURES.filter((f) => adapter.features.has(f) && !disabled.has(f)) as GPUFeatureName[];
+  const adapterLimits = limitsOf(adapter.limits);
+  const requiredLimits: Record<string, number> = {};
+  for (const [k, v] of Object.entries(adapterLimits)) requiredLimits[k] = v;
+  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'tessera' });
+  const errors: string[] = [];
+  device.addEventListener('uncapturederror', (ev) => {
+    const msg = (ev as GPUUncapturedErrorEvent).error.message;
+    errors.push(msg);
+    console.error(`[tessera] WebGPU error: ${msg}`);
+  });
+  const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo ?? adapter.info;
+  const caps: DeviceCaps = {
+    features: new Set([...device.features].filter((f) => !disabled.has(f))),
+    limits: limitsOf(device.limits),
+    adapterInfo: adapterInfoOf(info),
+  };
+  const timestamps = (opts.timestamps ?? readConfig().timestamps) && caps.features.has('timestamp-query');
+  const buffers = new BufferPool(device);
+  let destroyed = false;
+  return {
+    device,
+    caps,
+    buffers,
+    pipelines: new PipelineCache(device),
+    timestamps,
+    errors,
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      buffers.destroyAll();
+      device.destroy();
+    },
+  };
+}
+
+/** One-line description of the adapter, e.g. "google swiftshader (SwiftShader driver 5.0.0)". */
+export function describeAdapter(caps: DeviceCaps): string {
+  const a = caps.adapterInfo;
+  const name = [a.vendor, a.architecture || a.device].filter(Boolean).join(' ');
+  return a.description ? `${name} (${a.description})` : name;
+}

@@ -1,0 +1,102 @@
+/**
+ * Pipeline cache keyed by (shader source hash, entry point, override constants, bind group layout).
+ * Layouts are explicit (from registry or contract binding lists), so a kernel may declare bindings its
+ * entry point leaves unused and still be bound by name.
+ */
+export type BindingKind = 'uniform' | 'storage' | 'read-only-storage';
+
+export interface LayoutEntry {
+  binding: number;
+  type: BindingKind;
+}
+
+export interface PipelineRequest {
+  code: string;
+  entryPoint: string;
+  layout: LayoutEntry[];
+  constants?: Record<string, number>;
+  /** Deterministic kernel name (`operation.variant`), used as the GPU object label. */
+  label: string;
+}
+
+/** FNV-1a 64-bit hash of a string, as 16 hex digits. */
+export function hashString(s: string): string {
+  let h = 0xcbf29ce484222325n;
+  const prime = 0x100000001b3n;
+  for (let i = 0; i < s.length; i++) {
+    h ^= BigInt(s.charCodeAt(i));
+    h = (h * prime) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0');
+}
+
+export class PipelineCache {
+  private modules = new Map<string, GPUShaderModule>();
+  private pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  compiled = 0;
+
+  constructor(private readonly device: GPUDevice) {}
+
+  key(req: PipelineRequest): string {
+    const consts = Object.entries(req.constants ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const layout = [...req.layout]
+      .sort((a, b) => a.binding - b.binding)
+      .map((e) => `${e.binding}:${e.type}`)
+      .join(',');
+    return `${hashString(req.code)}|${req.entryPoint}|${consts}|${layout}`;
+  }
+
+  /** Compile (or fetch) a compute pipeline; compilation errors name the kernel and quote the WGSL message. */
+  async get(req: PipelineRequest): Promise<{ pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }> {
+    const key = this.key(req);
+    const hit = this.pipelines.get(key);
+    if (hit) return hit;
+    const codeHash = hashString(req.code);
+    let module = this.modules.get(codeHash);
+    if (!module) {
+      module = this.device.createShaderModule({ code: req.code, label: req.label });
+      const info = await module.getCompilationInfo();
+      const errs = info.messages.filter((m) => m.type === 'error');
+      if (errs.length) {
+        const lines = req.code.split('\n');
+        const detail = errs
+          .map((m) => `  line ${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1]?.trim() ?? ''}`)
+          .join('\n');
+        throw new ShaderCompileError(req.label, detail);
+      }
+      this.modules.set(codeHash, module);
+    }
+    const layout = this.device.createBindGroupLayout({
+      label: req.label,
+      entries: req.layout.map((e) => ({ binding: e.binding, visibility: 0x4 /* COMPUTE */, buffer: { type: e.type } })),
+    });
+    this.device.pushErrorScope('validation');
+    const pipeline = await this.device.createComputePipelineAsync({
+      label: req.label,
+      layout: this.device.createPipelineLayout({ label: req.label, bindGroupLayouts: [layout] }),
+      compute: { module, entryPoint: req.entryPoint, constants: req.constants },
+    }).catch(async (e: Error) => {
+      await this.device.popErrorScope();
+      throw new ShaderCompileError(req.label, e.message);
+    });
+    const err = await this.device.popErrorScope();
+    if (err) throw new ShaderCompileError(req.label, err.message);
+    const entry = { pipeline, layout };
+    this.pipelines.set(key, entry);
+    this.compiled++;
+    return entry;
+  }
+}
+
+export class ShaderCompileError extends Error {
+  constructor(
+    readonly kernel: string,
+    detail: string,
+  ) {
+    super(`kernel ${kernel}: WGSL failed to compile or its pipeline is invalid:\n${detail}`);
+    this.name = 'ShaderCompileError';
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Command recorder: many dispatches in one compute pass and one submit. With timestamps on, each dispatch gets
+ * its own pass with timestampWrites so its GPU time can be read back by kernel label.
+ */
+import { USAGE } from './buffers.ts';
+import type { TesseraDevice } from './device.ts';
+
+export interface Dispatch {
+  label: string;
+  pipeline: GPUComputePipeline;
+  bindGroup: GPUBindGroup;
+  workgroups: [number, number, number];
+}
+
+type Step = { kind: 'dispatch'; d: Dispatch } | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; size: number };
+
+export interface KernelTime {
+  label: string;
+  ms: number;
+}
+
+export class Recorder {
+  private steps: Step[] = [];
+  /** Buffers to release back to the pool (or destroy) after the submit completes. */
+  private transient: GPUBuffer[] = [];
+
+  constructor(private readonly dev: TesseraDevice) {}
+
+  dispatch(d: Dispatch): void {
+    const max = this.dev.caps.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+    for (const n of d.workgroups) {
+      if (!Number.isInteger(n) || n < 0 || n > max) {
+        throw new RangeError(`kernel ${d.label}: dispatch size [${d.workgroups.join(', ')}] must be integers in 0..${max}`);
+      }
+    }
+    this.steps.push({ kind: 'dispatch', d });
+  }
+
+  copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
+    this.steps.push({ kind: 'copy', src, srcOffset, dst, dstOffset, size });
+  }
+
+  /** Destroy this buffer once the work recorded so far has been submitted. */
+  destroyAfterSubmit(buf: GPUBuffer): void {
+    this.transient.push(buf);
+  }
+
+  get dispatchCount(): number {
+    return this.steps.filter((s) => s.kind === 'dispatch').length;
+  }
+
+  /**
+   * Encode everything into one command buffer and submit it. Validation errors raised while encoding or
+   * submitting are thrown, naming the kernels in this submit. Returns per-dispatch GPU times when timestamps are on.
+   */
+  async submit(opts: { wait?: boolean } = {}): Promise<KernelTime[]> {
+    const { device } = this.dev;
+    const steps = this.steps;
+    this.steps = [];
+    const timed = this.dev.timestamps;
+    const nDispatch = steps.filter((s) => s.kind === 'dispatch').length;
+    let querySet: GPUQuerySet | undefined;
+    let resolve: GPUBuffer | undefined;
+    if (timed && nDispatch > 0) {
+      querySet = device.createQuerySet({ type: 'timestamp', count: 2 * nDispatch });
+      resolve = device.createBuffer({ size: 16 * nDispatch, usage: USAGE.QUERY_RESOLVE | USAGE.COPY_SRC });
+    }
+    device.pushErrorScope('validation');
+    const enc = device.createCommandEncoder({ label: 'tessera.recorder' });
+    let pass: GPUComputePassEncoder | undefined;
+    let q = 0;
+    const labels: string[] = [];
+    for (const s of steps) {
+      if (s.kind === 'copy') {
+        pass?.end();
+        pass = undefined;
+        enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, s.dstOffset, s.size);
+        continue;
+      }
+      if (querySet) {
+        pass = enc.beginComputePass({
+          label: s.d.label,
+          timestampWrites: { querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 },
+        });
+        q += 2;
+      } else if (!pass) pass = enc.beginComputePass({ label: 'tessera.pass' });
+      pass.setPipeline(s.d.pipeline);
+      pass.setBindGroup(0, s.d.bindGroup);
+      const [x, y, z] = s.d.workgroups;
+      if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
+      labels.push(s.d.label);
+      if (querySet) {
+        pass.end();
+        pass = undefined;
+      }
+    }
+    pass?.end();
+    let readback: GPUBuffer | undefined;
+    if (querySet && resolve) {
+      enc.resolveQuerySet(querySet, 0, 2 * nDispatch, resolve, 0);
+      readback = device.createBuffer({ size: resolve.size, usage: USAGE.MAP_READ | USAGE.COPY_DST });
+      enc.copyBufferToBuffer(resolve, 0, readback, 0, resolve.size);
+    }
+    device.queue.submit([enc.finish()]);
+    const err = await device.popErrorScope();
+    for (const b of this.transient) b.destroy();
+    this.transient = [];
+    if (err) {
+      throw new Error(`GPU validation error in a submit of ${labels.length} dispatches (${[...new Set(labels)].join(', ')}): ${err.message}`);
+    }
+    const times: KernelTime[] = [];
+    if (readback) {
+      await readback.mapAsync(0x0001);
+      const t = new BigUint64Array(readback.getMappedRange().slice(0));
+      readback.unmap();
+      for (let i = 0; i < labels.length; i++) times.push({ label: labels[i]!, ms: Number(t[2 * i + 1]! - t[2 * i]!) / 1e6 });
+      readback.destroy();
+      resolve?.destroy();
+      querySet?.destroy();
+    } else if (opts.wait) {
+      await device.queue.onSubmittedWorkDone();
+    }
+    return times;
+  }
+}
