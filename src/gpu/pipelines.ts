@@ -57,15 +57,17 @@ export class PipelineCache {
     const codeHash = hashString(req.code);
     let module = this.modules.get(codeHash);
     if (!module) {
+      this.device.pushErrorScope('validation');
       module = this.device.createShaderModule({ code: req.code, label: req.label });
       const info = await module.getCompilationInfo();
+      const scopeErr = await this.device.popErrorScope();
       const errs = info.messages.filter((m) => m.type === 'error');
-      if (errs.length) {
+      if (errs.length || scopeErr) {
         const lines = req.code.split('\n');
         const detail = errs
           .map((m) => `  line ${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1]?.trim() ?? ''}`)
           .join('\n');
-        throw new ShaderCompileError(req.label, detail);
+        throw new ShaderCompileError(req.label, detail || scopeErr!.message);
       }
       this.modules.set(codeHash, module);
     }
@@ -73,14 +75,15 @@ export class PipelineCache {
       label: req.label,
       entries: req.layout.map((e) => ({ binding: e.binding, visibility: 0x4 /* COMPUTE */, buffer: { type: e.type } })),
     });
+    // Dawn's node bindings crash on `constants: undefined` and, on SwiftShader, in createComputePipelineAsync after
+    // getCompilationInfo; the synchronous call inside a validation error scope is reliable.
+    const compute: GPUProgrammableStage = { module, entryPoint: req.entryPoint };
+    if (req.constants && Object.keys(req.constants).length) compute.constants = req.constants;
     this.device.pushErrorScope('validation');
-    const pipeline = await this.device.createComputePipelineAsync({
+    const pipeline = this.device.createComputePipeline({
       label: req.label,
       layout: this.device.createPipelineLayout({ label: req.label, bindGroupLayouts: [layout] }),
-      compute: { module, entryPoint: req.entryPoint, constants: req.constants },
-    }).catch(async (e: Error) => {
-      await this.device.popErrorScope();
-      throw new ShaderCompileError(req.label, e.message);
+      compute,
     });
     const err = await this.device.popErrorScope();
     if (err) throw new ShaderCompileError(req.label, err.message);
