@@ -15,9 +15,12 @@ export type BufferArg = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?:
 /** Where WGSL source comes from (Node: files under src/kernels; browser: a bundled map). */
 export type WgslSource = (file: string) => Promise<string>;
 
+// Node default: read src/kernels/<file>. The specifier is a variable so browser bundles leave it out; a browser
+// page calls setWgslSource (e.g. with fetch) before compiling kernels.
+const LOAD_MODULE = './load.ts';
 let wgslSource: WgslSource = async (file) => {
   const { readFile } = await import('node:fs/promises');
-  const { wgslPath } = await import('./load.ts');
+  const { wgslPath } = (await import(/* @vite-ignore */ LOAD_MODULE)) as typeof import('./load.ts');
   return readFile(wgslPath(file), 'utf8');
 };
 

@@ -1,0 +1,247 @@
+/**
+ * Normalized decoder config from an HF config.json. Model families are table entries (FAMILIES): a mapping from
+ * their config fields and a few switches for the shared forward pass; no family copies another's code.
+ */
+import { ModelConfigError, UnsupportedArchitectureError } from './errors.ts';
+
+export type Activation = 'silu' | 'gelu_tanh';
+
+export interface RopeScaling {
+  type: 'default' | 'linear' | 'llama3';
+  factor: number;
+  lowFreqFactor?: number;
+  highFreqFactor?: number;
+  originalMaxPositionEmbeddings?: number;
+}
+
+export interface DecoderConfig {
+  architecture: string;
+  family: 'llama' | 'qwen2' | 'qwen3' | 'gemma3';
+  hiddenSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  intermediateSize: number;
+  vocabSize: number;
+  maxPositions: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  /** Gemma 3: sliding-window layers use their own base (rope_local_base_freq) and no scaling. */
+  ropeLocalTheta?: number;
+  ropeScaling: RopeScaling;
+  tieWordEmbeddings: boolean;
+  attentionBias: boolean;
+  qkNorm: boolean;
+  /** Gemma: norms are x * (1 + w) */
+  normAddOne: boolean;
+  /** Gemma: post-attention and post-feedforward norms as well as pre-norms. */
+  sandwichNorm: boolean;
+  activation: Activation;
+  /** Multiply embeddings by this (Gemma: sqrt(hidden_size)). */
+  embedScale: number;
+  /** Softmax scale for attention scores. */
+  attnScale: number;
+  attnSoftcap: number;
+  finalSoftcap: number;
+  /** Per layer: 0 = full attention, else the sliding window size. */
+  slidingWindow: number[];
+  bosTokenId?: number;
+  eosTokenIds: number[];
+}
+
+type Raw = Record<string, unknown>;
+
+function num(raw: Raw, file: string, key: string, fallback?: number): number {
+  const v = raw[key];
+  if (v === undefined || v === null) {
+    if (fallback !== undefined) return fallback;
+    throw new ModelConfigError(file, key, 'required field is missing');
+  }
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ModelConfigError(file, key, `must be a number, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function int(raw: Raw, file: string, key: string, fallback?: number): number {
+  const v = num(raw, file, key, fallback);
+  if (!Number.isInteger(v) || v < 0) throw new ModelConfigError(file, key, `must be a non-negative integer, got ${v}`);
+  return v;
+}
+
+function ids(v: unknown): number[] {
+  if (typeof v === 'number') return [v];
+  if (Array.isArray(v)) return v.filter((x): x is number => typeof x === 'number');
+  return [];
+}
+
+function ropeScaling(raw: Raw, file: string): RopeScaling {
+  const rs = raw.rope_scaling as Raw | null | undefined;
+  if (!rs) return { type: 'default', factor: 1 };
+  const type = String(rs.rope_type ?? rs.type ?? 'default');
+  if (type === 'default') return { type: 'default', factor: 1 };
+  if (type === 'linear') return { type: 'linear', factor: num(rs, file, 'factor') };
+  if (type === 'llama3') {
+    return {
+      type: 'llama3',
+      factor: num(rs, file, 'factor'),
+      lowFreqFactor: num(rs, file, 'low_freq_factor'),
+      highFreqFactor: num(rs, file, 'high_freq_factor'),
+      originalMaxPositionEmbeddings: num(rs, file, 'original_max_position_embeddings'),
+    };
+  }
+  throw new ModelConfigError(file, 'rope_scaling.rope_type', `"${type}" is not supported (supported: default, linear, llama3)`);
+}
+
+interface Family {
+  family: DecoderConfig['family'];
+  build(raw: Raw, file: string, base: BaseFields): Partial<DecoderConfig>;
+}
+
+type BaseFields = Pick<DecoderConfig, 'hiddenSize' | 'numHeads' | 'headDim' | 'numLayers'>;
+
+const FAMILIES: Record<string, Family> = {
+  LlamaForCausalLM: {
+    family: 'llama',
+    build: (raw) => ({ attentionBias: Boolean(raw.attention_bias) }),
+  },
+  MistralForCausalLM: {
+    family: 'llama',
+    build: (raw, _file, b) => ({ slidingWindow: Array(b.numLayers).fill(typeof raw.sliding_window === 'number' ? raw.sliding_window : 0) }),
+  },
+  Qwen2ForCausalLM: {
+    family: 'qwen2',
+    build: () => ({ attentionBias: true }),
+  },
+  Qwen3ForCausalLM: {
+    family: 'qwen3',
+    build: (raw) => ({ qkNorm: true, attentionBias: Boolean(raw.attention_bias) }),
+  },
+  Gemma3ForCausalLM: {
+    family: 'gemma3',
+    build: (raw, file, b) => {
+      const window = int(raw, file, 'sliding_window', 4096);
+      let layerTypes = raw.layer_types as string[] | undefined;
+      if (!Array.isArray(layerTypes)) {
+        const pattern = int(raw, file, 'sliding_window_pattern', 6);
+        layerTypes = Array.from({ length: b.numLayers }, (_, i) => ((i + 1) % pattern === 0 ? 'full_attention' : 'sliding_attention'));
+      }
+      if (layerTypes.length !== b.numLayers) {
+        throw new ModelConfigError(file, 'layer_types', `has ${layerTypes.length} entries but num_hidden_layers is ${b.numLayers}`);
+      }
+      const qpas = num(raw, file, 'query_pre_attn_scalar', b.headDim);
+      const act = String(raw.hidden_activation ?? raw.hidden_act ?? 'gelu_pytorch_tanh');
+      if (!/gelu/.test(act)) throw new ModelConfigError(file, 'hidden_activation', `"${act}" is not supported for Gemma 3 (gelu_pytorch_tanh)`);
+      return {
+        qkNorm: true,
+        normAddOne: true,
+        sandwichNorm: true,
+        activation: 'gelu_tanh',
+        embedScale: Math.sqrt(b.hiddenSize),
+        attnScale: 1 / Math.sqrt(qpas),
+        attnSoftcap: typeof raw.attn_logit_softcapping === 'number' ? raw.attn_logit_softcapping : 0,
+        finalSoftcap: typeof raw.final_logit_softcapping === 'number' ? raw.final_logit_softcapping : 0,
+        slidingWindow: layerTypes.map((t) => (t === 'sliding_attention' ? window : 0)),
+        ropeLocalTheta: num(raw, file, 'rope_local_base_freq', 10000),
+        attentionBias: Boolean(raw.attention_bias),
+      };
+    },
+  },
+};
+
+export const SUPPORTED_ARCHITECTURES = Object.keys(FAMILIES);
+
+/**
+ * transformers saves config.json as a diff against the config class defaults, so a field equal to its class
+ * default may be absent. These are the defaults of the classes (the structural sizes stay required).
+ */
+const CLASS_DEFAULTS: Record<string, Raw> = {
+  LlamaForCausalLM: { max_position_embeddings: 2048, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, hidden_act: 'silu' },
+  MistralForCausalLM: { max_position_embeddings: 131072, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, num_key_value_heads: 8, hidden_act: 'silu' },
+  Qwen2ForCausalLM: { max_position_embeddings: 32768, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, num_key_value_heads: 32, hidden_act: 'silu' },
+  Qwen3ForCausalLM: { max_position_embeddings: 32768, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: false, num_key_value_heads: 32, head_dim: 128, hidden_act: 'silu' },
+  Gemma3ForCausalLM: {
+    max_position_embeddings: 131072,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    rope_local_base_freq: 10000,
+    tie_word_embeddings: true,
+    num_key_value_heads: 4,
+    head_dim: 256,
+    query_pre_attn_scalar: 256,
+    sliding_window: 4096,
+    hidden_activation: 'gelu_pytorch_tanh',
+  },
+};
+
+/**
+ * transformers 5 moved RoPE settings into `rope_parameters` ({rope_type, rope_theta, ...}; Gemma 3 keys them by
+ * layer type). Fold them back into the flat fields this module reads.
+ */
+function flattenRopeParameters(raw: Raw): Raw {
+  const rp = raw.rope_parameters as Raw | undefined;
+  if (!rp || typeof rp !== 'object') return raw;
+  const out: Raw = { ...raw };
+  const full = (rp.full_attention ?? rp) as Raw;
+  const local = rp.sliding_attention as Raw | undefined;
+  if (typeof full.rope_theta === 'number') out.rope_theta = full.rope_theta;
+  const type = full.rope_type ?? full.type;
+  if (type && type !== 'default') out.rope_scaling = full;
+  if (local && typeof local.rope_theta === 'number') out.rope_local_base_freq = local.rope_theta;
+  return out;
+}
+
+/** Normalize an HF config.json object (already parsed). `file` names it in errors. */
+export function decoderConfigFromHF(given: Raw, file = 'config.json'): DecoderConfig {
+  const archs = given.architectures;
+  if (!Array.isArray(archs) || typeof archs[0] !== 'string') {
+    throw new ModelConfigError(file, 'architectures', 'required field is missing (expected e.g. ["LlamaForCausalLM"])');
+  }
+  const architecture = archs[0];
+  const fam = FAMILIES[architecture];
+  if (!fam) throw new UnsupportedArchitectureError(file, architecture, SUPPORTED_ARCHITECTURES);
+  const raw: Raw = { ...CLASS_DEFAULTS[architecture], ...flattenRopeParameters(given) };
+  const hiddenSize = int(raw, file, 'hidden_size');
+  const numHeads = int(raw, file, 'num_attention_heads');
+  const numLayers = int(raw, file, 'num_hidden_layers');
+  const headDim = int(raw, file, 'head_dim', numHeads ? hiddenSize / numHeads : undefined);
+  if (!Number.isInteger(headDim) || headDim <= 0) throw new ModelConfigError(file, 'head_dim', `cannot derive from hidden_size ${hiddenSize} / num_attention_heads ${numHeads}`);
+  const numKvHeads = int(raw, file, 'num_key_value_heads', numHeads);
+  if (numKvHeads === 0 || numHeads % numKvHeads !== 0) {
+    throw new ModelConfigError(file, 'num_key_value_heads', `${numKvHeads} must divide num_attention_heads ${numHeads}`);
+  }
+  const base: BaseFields = { hiddenSize, numHeads, headDim, numLayers };
+  const cfg: DecoderConfig = {
+    architecture,
+    family: fam.family,
+    hiddenSize,
+    numLayers,
+    numHeads,
+    numKvHeads,
+    headDim,
+    intermediateSize: int(raw, file, 'intermediate_size'),
+    vocabSize: int(raw, file, 'vocab_size'),
+    maxPositions: int(raw, file, 'max_position_embeddings', 4096),
+    rmsNormEps: num(raw, file, 'rms_norm_eps', 1e-6),
+    ropeTheta: num(raw, file, 'rope_theta', 10000),
+    ropeScaling: ropeScaling(raw, file),
+    tieWordEmbeddings: Boolean(raw.tie_word_embeddings ?? false),
+    attentionBias: false,
+    qkNorm: false,
+    normAddOne: false,
+    sandwichNorm: false,
+    activation: 'silu',
+    embedScale: 1,
+    attnScale: 1 / Math.sqrt(headDim),
+    attnSoftcap: 0,
+    finalSoftcap: 0,
+    slidingWindow: Array(numLayers).fill(0),
+    bosTokenId: typeof raw.bos_token_id === 'number' ? raw.bos_token_id : undefined,
+    eosTokenIds: ids(raw.eos_token_id),
+    ...fam.build(raw, file, base),
+  };
+  const act = String(raw.hidden_act ?? (cfg.activation === 'silu' ? 'silu' : 'gelu_pytorch_tanh'));
+  if (cfg.activation === 'silu' && act !== 'silu' && act !== 'swish') {
+    throw new ModelConfigError(file, 'hidden_act', `"${act}" is not supported for ${architecture} (silu)`);
+  }
+  return cfg;
+}
