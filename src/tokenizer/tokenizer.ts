@@ -1,0 +1,194 @@
+/**
+ * Text tokenizer: tokenizer.json (+ tokenizer_config.json, generation_config.json, chat template)
+ * run by @huggingface/tokenizers, with the ids a generation loop needs (BOS, every EOS), a
+ * streaming decoder and the chat template.
+ */
+
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { CorruptFileError, MissingFileError, UnsupportedFormatError } from '../formats/errors.ts';
+import { ChatTemplate, type ChatTemplateOptions } from './chat-template.ts';
+import { StreamDecoder } from './stream.ts';
+import { specialTokenContent, type ChatMessage, type TokenizerConfigJson, type TokenizerJson } from './types.ts';
+
+export interface EncodeOptions {
+  /** Add the special tokens of the post-processor (e.g. BOS). Default true. */
+  addSpecialTokens?: boolean;
+}
+
+export interface DecodeOptions {
+  /** Drop special tokens (BOS, EOS, chat markers) from the text. Default false. */
+  skipSpecialTokens?: boolean;
+}
+
+export interface TokenizerOptions {
+  /** Where the tokenizer came from (a directory or file), for error messages. */
+  origin?: string;
+  /** End-of-sequence ids beyond the config's eos_token (e.g. from generation_config.json). */
+  extraEosTokenIds?: readonly number[];
+  /** A chat template overriding tokenizer_config.json's chat_template. */
+  chatTemplate?: string;
+}
+
+export class TextTokenizer {
+  readonly origin: string;
+  readonly bosToken?: string;
+  readonly bosTokenId?: number;
+  readonly eosToken?: string;
+  /** Every id that ends generation: the config's eos_token plus any extra ones, deduplicated. */
+  readonly eosTokenIds: readonly number[];
+  readonly padTokenId?: number;
+  readonly unkTokenId?: number;
+  /** Largest token id + 1. */
+  readonly vocabSize: number;
+  readonly chatTemplateSource?: string;
+  private readonly hf: HfTokenizer;
+  private readonly specialIds: ReadonlySet<number>;
+  private template?: ChatTemplate;
+  private readonly templateTokens: Record<string, string | undefined>;
+
+  constructor(json: TokenizerJson, config: TokenizerConfigJson, options: TokenizerOptions = {}) {
+    this.origin = options.origin ?? '(tokenizer.json)';
+    try {
+      this.hf = new HfTokenizer(json, config);
+    } catch (err) {
+      throw new UnsupportedFormatError({
+        file: this.origin,
+        problem: `tokenizer.json could not be loaded: ${(err as Error).message}`,
+      });
+    }
+    // bos/eos must resolve (generation depends on them); pad/unk are only informative.
+    const idOf = (field: 'bos_token' | 'eos_token' | 'pad_token' | 'unk_token', strict = true): [string | undefined, number | undefined] => {
+      const content = specialTokenContent(config[field]);
+      if (content === undefined) return [undefined, undefined];
+      const id = this.hf.token_to_id(content);
+      if (id === undefined && strict) {
+        throw new CorruptFileError({ file: this.origin, field, problem: `token ${JSON.stringify(content)} is not in the vocabulary` });
+      }
+      return [content, id];
+    };
+    [this.bosToken, this.bosTokenId] = idOf('bos_token');
+    let eosId: number | undefined;
+    [this.eosToken, eosId] = idOf('eos_token');
+    [, this.padTokenId] = idOf('pad_token', false);
+    [, this.unkTokenId] = idOf('unk_token', false);
+    this.eosTokenIds = [...new Set([...(eosId !== undefined ? [eosId] : []), ...(options.extraEosTokenIds ?? [])])];
+    this.specialIds = new Set([...this.hf.get_added_tokens_decoder()].filter(([, t]) => t.special).map(([id]) => id));
+    let maxId = -1;
+    for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
+    this.vocabSize = maxId + 1;
+    this.chatTemplateSource = options.chatTemplate ?? pickChatTemplate(config.chat_template);
+    this.templateTokens = {
+      bos_token: this.bosToken,
+      eos_token: this.eosToken,
+      unk_token: specialTokenContent(config.unk_token),
+      pad_token: specialTokenContent(config.pad_token),
+    };
+  }
+
+  encode(text: string, options: EncodeOptions = {}): number[] {
+    return this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+  }
+
+  decode(ids: readonly number[], options: DecodeOptions = {}): string {
+    if (ids.length === 0) return '';
+    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.hf.token_to_id(token);
+  }
+
+  idToToken(id: number): string | undefined {
+    return this.hf.id_to_token(id);
+  }
+
+  /** True for added tokens marked special (BOS, EOS, chat markers). */
+  isSpecial(id: number): boolean {
+    return this.specialIds.has(id);
+  }
+
+  isEos(id: number): boolean {
+    return this.eosTokenIds.includes(id);
+  }
+
+  /** A decoder that turns ids pushed one at a time into text, emitting only complete characters. */
+  streamDecoder(options: DecodeOptions = {}): StreamDecoder {
+    const skip = options.skipSpecialTokens ?? false;
+    return new StreamDecoder((ids) =>
+      ids.length === 0 ? '' : this.hf.decode(ids, { skip_special_tokens: skip, clean_up_tokenization_spaces: false }),
+    );
+  }
+
+  /** Render messages with the chat template (throws ChatTemplateError if there is none). */
+  applyChatTemplate(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
+    if (!this.template) {
+      if (this.chatTemplateSource === undefined) {
+        throw new UnsupportedFormatError({
+          file: this.origin,
+          field: 'chat_template',
+          problem: 'this tokenizer has no chat template',
+          fix: 'Use a chat/instruct model, or pass options.chatTemplate when loading the tokenizer',
+        });
+      }
+      this.template = new ChatTemplate(this.chatTemplateSource, this.origin, this.templateTokens);
+    }
+    return this.template.render(messages, options);
+  }
+}
+
+function pickChatTemplate(t: TokenizerConfigJson['chat_template']): string | undefined {
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) return (t.find((x) => x.name === 'default') ?? t[0])?.template;
+  return undefined;
+}
+
+async function readJson(file: string, required: boolean): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    if (!required) return undefined;
+    throw new MissingFileError({ file, problem: 'does not exist', fix: 'The model directory needs a tokenizer.json (a "fast" tokenizer)' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CorruptFileError({ file, problem: `not valid JSON (${(err as Error).message})` });
+  }
+}
+
+function eosIdsOf(generationConfig: unknown): number[] {
+  const v = (generationConfig as { eos_token_id?: unknown } | undefined)?.eos_token_id;
+  if (typeof v === 'number') return [v];
+  if (Array.isArray(v)) return v.filter((x): x is number => typeof x === 'number');
+  return [];
+}
+
+/**
+ * Load a tokenizer from a model directory: tokenizer.json (required), tokenizer_config.json,
+ * generation_config.json (extra EOS ids) and chat_template.jinja / chat_template.json when present.
+ */
+export async function loadTokenizer(dir: string): Promise<TextTokenizer> {
+  const json = await readJson(join(dir, 'tokenizer.json'), true);
+  if (typeof json !== 'object' || json === null || !('model' in json)) {
+    throw new CorruptFileError({ file: join(dir, 'tokenizer.json'), field: 'model', problem: 'missing; this is not a tokenizer.json' });
+  }
+  const config = ((await readJson(join(dir, 'tokenizer_config.json'), false)) ?? {}) as TokenizerConfigJson;
+  const generation = await readJson(join(dir, 'generation_config.json'), false);
+  let chatTemplate: string | undefined;
+  const jinjaFile = join(dir, 'chat_template.jinja');
+  if (await stat(jinjaFile).then(() => true, () => false)) {
+    chatTemplate = await readFile(jinjaFile, 'utf8');
+  } else {
+    const ct = (await readJson(join(dir, 'chat_template.json'), false)) as { chat_template?: unknown } | undefined;
+    if (typeof ct?.chat_template === 'string') chatTemplate = ct.chat_template;
+  }
+  const tokenizerJson = { added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json } as TokenizerJson;
+  return new TextTokenizer(tokenizerJson, config, {
+    origin: dir,
+    extraEosTokenIds: eosIdsOf(generation),
+    chatTemplate: chatTemplate ?? pickChatTemplate(config.chat_template),
+  });
+}
