@@ -138,7 +138,8 @@ const FAMILIES: Record<string, Family> = {
         activation: 'gelu_tanh',
         embedScale: Math.sqrt(b.hiddenSize),
         attnScale: 1 / Math.sqrt(qpas),
-        attnSoftcap: typeof raw.attn_logit_softcapping === 'number' ? raw.attn_logit_softcapping : 0,
+        // transformers' Gemma 3 attention does not apply attn_logit_softcapping (checked against its outputs).
+        attnSoftcap: 0,
         finalSoftcap: typeof raw.final_logit_softcapping === 'number' ? raw.final_logit_softcapping : 0,
         slidingWindow: layerTypes.map((t) => (t === 'sliding_attention' ? window : 0)),
         ropeLocalTheta: num(raw, file, 'rope_local_base_freq', 10000),
