@@ -19,12 +19,45 @@ export interface KernelTime {
   ms: number;
 }
 
+/** Uniform data of all dispatches in a submit goes into a few large buffers, at aligned offsets. */
+const ARENA_BYTES = 64 * 1024;
+
+interface ArenaChunk {
+  buffer: GPUBuffer;
+  cpu: Uint8Array<ArrayBuffer>;
+  used: number;
+}
+
 export class Recorder {
   private steps: Step[] = [];
   /** Buffers to release back to the pool (or destroy) after the submit completes. */
   private transient: GPUBuffer[] = [];
+  private arena: ArenaChunk[] = [];
 
   constructor(private readonly dev: TesseraDevice) {}
+
+  /**
+   * Reserve space for one dispatch's uniform struct; the bytes are uploaded with the submit. Returns the binding
+   * range to put in the bind group.
+   */
+  uniform(data: ArrayBuffer): { buffer: GPUBuffer; offset: number; size: number } {
+    const align = this.dev.caps.limits.minUniformBufferOffsetAlignment ?? 256;
+    const size = Math.max(16, Math.ceil(data.byteLength / 16) * 16);
+    let chunk = this.arena[this.arena.length - 1];
+    if (!chunk || chunk.used + size > ARENA_BYTES) {
+      const bytes = Math.max(ARENA_BYTES, size);
+      chunk = {
+        buffer: this.dev.buffers.acquire(bytes, USAGE.UNIFORM | USAGE.COPY_DST, 'tessera.uniforms'),
+        cpu: new Uint8Array(bytes),
+        used: 0,
+      };
+      this.arena.push(chunk);
+    }
+    const offset = chunk.used;
+    chunk.cpu.set(new Uint8Array(data), offset);
+    chunk.used = Math.ceil((offset + size) / align) * align;
+    return { buffer: chunk.buffer, offset, size };
+  }
 
   dispatch(d: Dispatch): void {
     const max = this.dev.caps.limits.maxComputeWorkgroupsPerDimension ?? 65535;
@@ -101,10 +134,14 @@ export class Recorder {
       readback = device.createBuffer({ size: resolve.size, usage: USAGE.MAP_READ | USAGE.COPY_DST });
       enc.copyBufferToBuffer(resolve, 0, readback, 0, resolve.size);
     }
+    for (const c of this.arena) device.queue.writeBuffer(c.buffer, 0, c.cpu, 0, Math.min(c.used, c.cpu.byteLength));
     device.queue.submit([enc.finish()]);
     const err = await device.popErrorScope();
     for (const b of this.transient) b.destroy();
     this.transient = [];
+    // Pool reuse is ordered by the queue: a later writeBuffer to a reused chunk runs after this submit's work.
+    for (const c of this.arena) this.dev.buffers.release(c.buffer);
+    this.arena = [];
     if (err) {
       throw new Error(`GPU validation error in a submit of ${labels.length} dispatches (${[...new Set(labels)].join(', ')}): ${err.message}`);
     }
