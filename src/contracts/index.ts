@@ -1,0 +1,10 @@
+/** Kernel contracts: schema validation, input normalization, variant selection, plans. */
+export { ContractSchemaError, ContractInputError, ContractError, ContractPlanError, type Rejection } from './errors.ts';
+export { validateContract } from './schema.ts';
+export { loadContract } from './load.ts';
+export { normalizeInputs, type NormalizedInputs, type TunableValue } from './inputs.ts';
+export { resolveContract, deviceLabel, type ResolveOptions, type Plan, type PlanPass, type PlanBinding, type PlanIntermediate } from './plan.ts';
+export { requirementFailure, conditionFailure, selectionOrder, offendingNames } from './select.ts';
+export { packStruct, packByLayout, PackError, type PackedField, type PackedStruct } from './layout.ts';
+export { templateContext, shaderContexts, type TemplateContext } from './template.ts';
+export * from './types.ts';
