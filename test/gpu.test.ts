@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readBuffer, readFloat32, sizeClass, uploadBuffer } from '../src/gpu/buffers.ts';
-import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { testDevice } from './helpers/device.ts';
 import { ShaderCompileError } from '../src/gpu/pipelines.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 import { capsFromJson, capsToJson } from '../src/gpu/caps.ts';
@@ -22,10 +23,8 @@ const LAYOUT = [
 
 let dev: TesseraDevice;
 beforeAll(async () => {
-  dev = await createDevice({ timestamps: true });
-  console.log(`adapter: ${describeAdapter(dev.caps)}`);
+  dev = await testDevice();
 });
-afterAll(() => dev?.destroy());
 
 describe('device layer', () => {
   it('exposes caps shaped like the contract `device` namespace', () => {

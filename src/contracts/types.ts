@@ -123,4 +123,8 @@ export const DTYPE_BYTES: Readonly<Record<string, number>> = {
   int4: 0.5,
   uint4: 0.5,
   bool: 1,
+  // ggml block-quantized weights: bytes per block / elements per block (Q4_K: 144/256, Q6_K: 210/256, Q8_0: 34/32)
+  q4_k: 144 / 256,
+  q6_k: 210 / 256,
+  q8_0: 34 / 32,
 };

@@ -33,6 +33,7 @@ export class Recorder {
   /** Buffers to release back to the pool (or destroy) after the submit completes. */
   private transient: GPUBuffer[] = [];
   private arena: ArenaChunk[] = [];
+  private toRelease: GPUBuffer[] = [];
 
   constructor(private readonly dev: TesseraDevice) {}
 
@@ -71,6 +72,11 @@ export class Recorder {
 
   copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
     this.steps.push({ kind: 'copy', src, srcOffset, dst, dstOffset, size });
+  }
+
+  /** Give this pooled buffer back to the pool once the work recorded so far has been submitted. */
+  releaseAfterSubmit(buf: GPUBuffer): void {
+    this.toRelease.push(buf);
   }
 
   /** Destroy this buffer once the work recorded so far has been submitted. */
@@ -142,6 +148,8 @@ export class Recorder {
     // Pool reuse is ordered by the queue: a later writeBuffer to a reused chunk runs after this submit's work.
     for (const c of this.arena) this.dev.buffers.release(c.buffer);
     this.arena = [];
+    for (const b of this.toRelease) this.dev.buffers.release(b);
+    this.toRelease = [];
     if (err) {
       throw new Error(`GPU validation error in a submit of ${labels.length} dispatches (${[...new Set(labels)].join(', ')}): ${err.message}`);
     }

@@ -8,6 +8,7 @@ import type { Dispatch, Recorder } from '../gpu/recorder.ts';
 import { KernelBindingError } from './errors.ts';
 import type { KernelVariant } from './types.ts';
 import { packUniforms, type UniformValues } from './uniforms.ts';
+import { specializeWgsl } from './wgsl-features.ts';
 
 /** A buffer for a binding: whole buffer, or a range. */
 export type BufferArg = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
@@ -56,7 +57,7 @@ export interface BoundKernel {
 export async function getKernel(dev: TesseraDevice, v: KernelVariant): Promise<BoundKernel> {
   const missing = missingFeatures(dev, v);
   if (missing.length) throw new MissingFeatureError(v.id, missing);
-  const code = await loadWgsl(v.wgsl);
+  const code = specializeWgsl(await loadWgsl(v.wgsl), dev.caps.features, v.wgsl);
   const { pipeline, layout } = await dev.pipelines.get({
     code,
     entryPoint: v.entryPoint,
@@ -69,14 +70,16 @@ export async function getKernel(dev: TesseraDevice, v: KernelVariant): Promise<B
 
 /**
  * Make a bind group for `k`: every non-uniform binding must be given by name in `buffers`; `uniforms` holds the
- * values of the registry's uniform fields. The uniform buffer is destroyed after the recorder's next submit.
+ * values of the registry's uniform fields (or `packed`, bytes already laid out by a contract plan). With a recorder,
+ * the uniform bytes go into its per-submit arena.
  */
 export function bindKernel(
   dev: TesseraDevice,
   k: BoundKernel,
   buffers: Record<string, BufferArg>,
-  uniforms: UniformValues,
+  uniforms: UniformValues | undefined,
   rec?: Recorder,
+  packed?: ArrayBuffer,
 ): GPUBindGroup {
   const v = k.variant;
   const names = new Set(v.bindings.map((b) => b.name));
@@ -86,10 +89,9 @@ export function bindKernel(
   const entries: GPUBindGroupEntry[] = [];
   for (const b of v.bindings) {
     if (b.type === 'uniform') {
-      const data = packUniforms(v.id, v.uniforms, uniforms);
-      const ub = uploadBuffer(dev.device, new Uint8Array(data), `${v.id}.${b.name}`, USAGE.UNIFORM | USAGE.COPY_DST);
-      rec?.destroyAfterSubmit(ub);
-      entries.push({ binding: b.index, resource: { buffer: ub } });
+      const data = packed ?? packUniforms(v.id, v.uniforms, uniforms ?? {});
+      if (rec) entries.push({ binding: b.index, resource: rec.uniform(data) });
+      else entries.push({ binding: b.index, resource: { buffer: uploadBuffer(dev.device, new Uint8Array(data), `${v.id}.${b.name}`, USAGE.UNIFORM | USAGE.COPY_DST) } });
       continue;
     }
     const arg = buffers[b.name];
@@ -112,4 +114,17 @@ export function recordKernel(
   const bindGroup = bindKernel(dev, k, buffers, uniforms, rec);
   const d: Dispatch = { label: k.variant.id, pipeline: k.pipeline, bindGroup, workgroups };
   rec.dispatch(d);
+}
+
+/** Record one dispatch whose uniform struct was already packed (by a contract plan, from the registry layout). */
+export function bindKernelWithUniform(
+  rec: Recorder,
+  dev: TesseraDevice,
+  k: BoundKernel,
+  buffers: Record<string, BufferArg>,
+  packed: ArrayBuffer | undefined,
+  workgroups: [number, number, number],
+): void {
+  const bindGroup = bindKernel(dev, k, buffers, packed ? undefined : {}, rec, packed);
+  rec.dispatch({ label: k.variant.id, pipeline: k.pipeline, bindGroup, workgroups });
 }

@@ -1,0 +1,158 @@
+/**
+ * The op layer: one entry per registry operation used by models. Each op is a kernel contract
+ * (src/ops/contracts/<op>.contract.json) whose passes name registry kernels; the runner resolves the contract
+ * against the real device and the real tensor shapes (plans are cached), then binds buffers by the registry's
+ * binding names, uploads the packed uniforms and records the dispatches. No TypeScript here knows an offset, a
+ * binding index, a variant choice or a dispatch formula.
+ */
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
+import type { TesseraDevice } from '../gpu/device.ts';
+import type { Recorder } from '../gpu/recorder.ts';
+import { bindKernelWithUniform, getKernel, type BoundKernel } from '../registry/binder.ts';
+import { defaultRegistry } from '../registry/load.ts';
+import type { Registry } from '../registry/types.ts';
+
+/** A GPU tensor: a buffer (or a range of one), its contract dtype name and its shape. */
+export interface Tensor {
+  buffer: GPUBuffer;
+  offset?: number;
+  dtype: string;
+  shape: readonly number[];
+}
+
+export const CONTRACTS_DIR = fileURLToPath(new URL('./contracts/', import.meta.url));
+
+export class OpError extends Error {
+  constructor(op: string, detail: string) {
+    super(`op ${op}: ${detail}`);
+    this.name = 'OpError';
+  }
+}
+
+export function registryLookup(reg: Registry): KernelLookup {
+  return (id) => {
+    try {
+      const v = reg.variant(id);
+      return { requires: v.requires, bindings: v.bindings, uniforms: v.uniforms, wgsl: v.wgsl, entryPoint: v.entryPoint, workgroup: v.workgroup };
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+function elementBytes(dtype: string): number {
+  const b = DTYPE_BYTES[dtype];
+  if (b === undefined) throw new OpError('(tensor)', `unknown dtype "${dtype}" (known: ${Object.keys(DTYPE_BYTES).join(', ')})`);
+  return b;
+}
+
+export class OpRunner {
+  private contracts = new Map<string, KernelContract>();
+  private plans = new Map<string, Plan>();
+  private kernels = new Map<string, BoundKernel>();
+  private readonly lookup: KernelLookup;
+  /** How many contract resolutions missed the plan cache (for profiling). */
+  resolutions = 0;
+
+  constructor(
+    readonly dev: TesseraDevice,
+    readonly registry: Registry = defaultRegistry(),
+    private readonly dir = CONTRACTS_DIR,
+  ) {
+    this.lookup = registryLookup(registry);
+  }
+
+  /** Names of the ops that have contracts. */
+  static available(dir = CONTRACTS_DIR): string[] {
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.contract.json'))
+      .map((f) => f.replace(/\.contract\.json$/, ''))
+      .sort();
+  }
+
+  contract(op: string): KernelContract {
+    let c = this.contracts.get(op);
+    if (!c) {
+      c = loadContract(`${this.dir}${op}.contract.json`);
+      this.contracts.set(op, c);
+    }
+    return c;
+  }
+
+  /** Resolve (cached) the plan of `op` for these tensors and attributes on this device. */
+  plan(op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan {
+    const shapes: Record<string, readonly number[]> = {};
+    const dtypes: Record<string, string> = {};
+    for (const [k, t] of Object.entries(tensors)) {
+      shapes[k] = t.shape;
+      dtypes[k] = t.dtype;
+    }
+    const key = `${op}|${JSON.stringify(shapes)}|${JSON.stringify(dtypes)}|${JSON.stringify(attributes)}`;
+    let p = this.plans.get(key);
+    if (!p) {
+      const c = this.contract(op);
+      const inputs = c.inputs;
+      const onlyInputs: Record<string, readonly number[]> = {};
+      const inputDtypes: Record<string, string> = {};
+      for (const [k, s] of Object.entries(shapes)) {
+        if (k in inputs || k in c.outputs) onlyInputs[k] = s;
+        if (k in inputs || k in c.outputs) inputDtypes[k] = dtypes[k]!;
+        else throw new OpError(op, `unknown tensor "${k}" (inputs: ${Object.keys(inputs).join(', ')}; outputs: ${Object.keys(c.outputs).join(', ')})`);
+      }
+      p = resolveContract(c, { shapes: onlyInputs, dtypes: inputDtypes, attributes, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
+      this.resolutions++;
+      if (this.plans.size > 4096) this.plans.clear();
+      this.plans.set(key, p);
+    }
+    return p;
+  }
+
+  private async kernel(id: string): Promise<BoundKernel> {
+    let k = this.kernels.get(id);
+    if (!k) {
+      k = await getKernel(this.dev, this.registry.variant(id));
+      this.kernels.set(id, k);
+    }
+    return k;
+  }
+
+  /** Compile every kernel a plan uses (first use of a shape). */
+  async prepare(plan: Plan): Promise<void> {
+    for (const pass of plan.passes) if (pass.kernel) await this.kernel(pass.kernel);
+  }
+
+  /**
+   * Record `op` into `rec`. Tensors are named by the contract's input and output names; outputs must be
+   * allocated by the caller with the shapes the contract computes (checked by the resolver when given).
+   */
+  async record(rec: Recorder, op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Promise<Plan> {
+    const plan = this.plan(op, tensors, attributes);
+    const scratch = new Map<string, GPUBuffer>();
+    for (const m of plan.intermediates) {
+      const buf = this.dev.buffers.acquire(Math.max(4, m.bytes), undefined, `${op}.${m.id}`);
+      scratch.set(m.id, buf);
+    }
+    for (const pass of plan.passes) {
+      if (!pass.kernel) throw new OpError(op, `pass ${pass.path} names a template shader (${pass.shader}); the op runner binds registry kernels only`);
+      const k = await this.kernel(pass.kernel);
+      const buffers: Record<string, { buffer: GPUBuffer; offset?: number; size?: number }> = {};
+      let uniform: ArrayBuffer | undefined;
+      for (const b of pass.bindings) {
+        if (b.kind === 'uniform') uniform = b.data;
+        else if (b.kind === 'tensor') {
+          const t = tensors[b.tensor];
+          if (!t) throw new OpError(op, `pass ${pass.path} binds "${b.name}" to tensor "${b.tensor}", which was not given`);
+          const bytes = Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
+          buffers[b.name] = { buffer: t.buffer, offset: t.offset ?? 0, size: Math.min(bytes, t.buffer.size - (t.offset ?? 0)) };
+        } else {
+          buffers[b.name] = { buffer: scratch.get(b.intermediate)! };
+        }
+      }
+      bindKernelWithUniform(rec, this.dev, k, buffers, uniform, pass.dispatch);
+    }
+    for (const b of scratch.values()) rec.releaseAfterSubmit(b);
+    return plan;
+  }
+}
