@@ -86,6 +86,13 @@ function hasGpuDeviceNode(fs: typeof import('node:fs')): boolean {
   }
 }
 
+/**
+ * Dawn instances (GPU objects) that created live adapters. Dawn's node bindings crash (use after free, seen as
+ * "Owner died" / futex aborts / segfaults) when a GPU instance is garbage-collected while a device it made is
+ * still alive, so every instance is kept reachable for the life of the process.
+ */
+const liveInstances: GPU[] = [];
+
 async function getAdapter(opts: CreateDeviceOptions): Promise<GPUAdapter> {
   const req: GPURequestAdapterOptions = { powerPreference: opts.powerPreference ?? 'high-performance' };
   if (typeof navigator !== 'undefined' && (navigator as Navigator).gpu) {
@@ -96,8 +103,13 @@ async function getAdapter(opts: CreateDeviceOptions): Promise<GPUAdapter> {
   if (typeof process === 'undefined') throw new NoAdapterError('this environment has neither navigator.gpu nor Node.js');
   const dawnArgs = opts.dawnArgs ?? readConfig().dawnArgs ?? DEFAULT_DAWN_ARGS;
   const { gpu, retry } = await nodeGpu(dawnArgs);
+  liveInstances.push(gpu);
   let adapter = await gpu.requestAdapter(req);
-  if (!adapter && retry) adapter = await retry().requestAdapter(req);
+  if (!adapter && retry) {
+    const again = retry();
+    liveInstances.push(again);
+    adapter = await again.requestAdapter(req);
+  }
   if (!adapter) throw new NoAdapterError(`Dawn found no Vulkan adapter (Dawn options: ${dawnArgs.join(' ') || 'none'})`);
   return adapter;
 }

@@ -1,8 +1,4 @@
-/**
- * One WebGPU device per test worker process, shared by every test file that worker runs and never destroyed:
- * creating and destroying Dawn devices repeatedly inside vitest workers occasionally crashed the worker in Dawn's
- * teardown ("Owner died" / futex errors), so the device lives until the worker process is stopped.
- */
+/** One WebGPU device per test worker process, shared by the test files it runs; it lives until the worker stops. */
 import { createDevice, describeAdapter, type TesseraDevice } from '../../src/gpu/device.ts';
 
 const KEY = Symbol.for('tessera.testDevice');
