@@ -63,7 +63,10 @@ export function packStruct(fields: readonly { name: string; type: string; value:
   return { fields: out, size, data };
 }
 
-/** Packs values by a registry layout; every layout field needs a value and no other names are allowed. */
+/**
+ * Packs values by a registry layout; every layout field needs a value (padding fields, named `_...`, default to 0)
+ * and no other names are allowed.
+ */
 export function packByLayout(
   layout: { size: number; fields: readonly { name: string; type: string; offset: number }[] },
   values: Readonly<Record<string, unknown>>,
@@ -73,6 +76,7 @@ export function packByLayout(
     if (!known.has(k)) throw new PackError(k, `"${k}" is not a uniform field of this kernel; fields: ${[...known].join(', ')}`);
   }
   const out: PackedField[] = layout.fields.map((f) => {
+    if (!(f.name in values) && f.name.startsWith('_')) return { name: f.name, type: f.type as ScalarType, offset: f.offset, value: 0 };
     if (!(f.name in values)) throw new PackError(f.name, `uniform field "${f.name}" (${f.type}) has no value; add it to the pass's "uniforms"`);
     return { name: f.name, type: f.type as ScalarType, offset: f.offset, value: scalar(f.name, f.type, values[f.name]) };
   });

@@ -40,6 +40,13 @@ export const BUILTINS: Readonly<Record<string, Builtin>> = {
   max: extremum('max', Math.max),
   floor: (a) => (arity('floor', a, 1), Math.floor(num('floor', a, 0))),
   ceil: (a) => (arity('ceil', a, 1), Math.ceil(num('ceil', a, 0))),
+  /** The square root of a non-negative number (e.g. an attention scale 1 / sqrt(headDim)). */
+  sqrt: (a) => {
+    arity('sqrt', a, 1);
+    const x = num('sqrt', a, 0);
+    if (x < 0) throw new BuiltinError(`sqrt() of negative ${x}`, 0);
+    return Math.sqrt(x);
+  },
   /** ceil(a / b) */
   ceilDiv: (a) => {
     arity('ceilDiv', a, 2);

@@ -1,0 +1,181 @@
+/**
+ * Weights on the GPU. Every tensor the decoder needs is checked against the config's shapes (errors name the file,
+ * tensor and shapes), converted per the quantization mode, and uploaded once. Nothing is half-loaded: on any error
+ * the buffers uploaded so far are destroyed.
+ */
+import { f32ToF16Bytes, GgmlType, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
+import { uploadBuffer } from '../gpu/buffers.ts';
+import type { TesseraDevice } from '../gpu/device.ts';
+import type { Tensor } from '../ops/runner.ts';
+import type { DecoderConfig } from './config.ts';
+import { MissingTensorError, ModelConfigError } from './errors.ts';
+import type { ModelSource } from './source.ts';
+
+export type QuantMode = 'auto' | 'f32' | 'f16' | 'q4k' | 'q8_0';
+export const QUANT_MODES: readonly QuantMode[] = ['auto', 'f32', 'f16', 'q4k', 'q8_0'];
+
+export interface WeightSpec {
+  name: string;
+  shape: number[];
+  kind: 'linear' | 'embedding' | 'norm' | 'bias';
+  optional?: boolean;
+}
+
+/** The tensors of a decoder, with the shapes its config implies. */
+export function weightSpecs(cfg: DecoderConfig): WeightSpec[] {
+  const H = cfg.hiddenSize;
+  const D = cfg.headDim;
+  const q = cfg.numHeads * D;
+  const kv = cfg.numKvHeads * D;
+  const I = cfg.intermediateSize;
+  const out: WeightSpec[] = [{ name: 'model.embed_tokens.weight', shape: [cfg.vocabSize, H], kind: 'embedding' }];
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const p = `model.layers.${l}.`;
+    out.push(
+      { name: p + 'input_layernorm.weight', shape: [H], kind: 'norm' },
+      { name: p + 'self_attn.q_proj.weight', shape: [q, H], kind: 'linear' },
+      { name: p + 'self_attn.k_proj.weight', shape: [kv, H], kind: 'linear' },
+      { name: p + 'self_attn.v_proj.weight', shape: [kv, H], kind: 'linear' },
+      { name: p + 'self_attn.o_proj.weight', shape: [H, q], kind: 'linear' },
+      { name: p + 'post_attention_layernorm.weight', shape: [H], kind: 'norm' },
+      { name: p + 'mlp.gate_proj.weight', shape: [I, H], kind: 'linear' },
+      { name: p + 'mlp.up_proj.weight', shape: [I, H], kind: 'linear' },
+      { name: p + 'mlp.down_proj.weight', shape: [H, I], kind: 'linear' },
+    );
+    if (cfg.attentionBias) {
+      out.push(
+        { name: p + 'self_attn.q_proj.bias', shape: [q], kind: 'bias' },
+        { name: p + 'self_attn.k_proj.bias', shape: [kv], kind: 'bias' },
+        { name: p + 'self_attn.v_proj.bias', shape: [kv], kind: 'bias' },
+      );
+    }
+    if (cfg.qkNorm) {
+      out.push({ name: p + 'self_attn.q_norm.weight', shape: [D], kind: 'norm' }, { name: p + 'self_attn.k_norm.weight', shape: [D], kind: 'norm' });
+    }
+    if (cfg.sandwichNorm) {
+      out.push(
+        { name: p + 'pre_feedforward_layernorm.weight', shape: [H], kind: 'norm' },
+        { name: p + 'post_feedforward_layernorm.weight', shape: [H], kind: 'norm' },
+      );
+    }
+  }
+  out.push({ name: 'model.norm.weight', shape: [H], kind: 'norm' });
+  out.push({ name: 'lm_head.weight', shape: [cfg.vocabSize, H], kind: 'linear', optional: cfg.tieWordEmbeddings });
+  return out;
+}
+
+export interface LoadProgress {
+  tensor: string;
+  index: number;
+  total: number;
+  bytes: number;
+}
+
+export interface GpuWeights {
+  tensors: Map<string, Tensor>;
+  /** What each linear weight was stored as, e.g. { q4_k: 28, float32: 2 }. */
+  storage: Record<string, number>;
+  bytes: number;
+  notes: string[];
+  get(name: string): Tensor;
+  destroy(): void;
+}
+
+/** Resolve `auto` against the source and the device. */
+export function effectiveQuant(mode: QuantMode, src: ModelSource, dev: TesseraDevice): Exclude<QuantMode, 'auto'> | 'file' {
+  const f16 = dev.caps.features.has('shader-f16');
+  if (mode === 'f16' && !f16) {
+    throw new ModelConfigError(src.path, '--quant f16', 'this device has no shader-f16; use --quant f32, q4k or q8_0');
+  }
+  if (mode !== 'auto') return mode;
+  if (src.kind === 'gguf') return 'file';
+  return f16 ? 'f16' : 'f32';
+}
+
+function shapeEq(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+export async function uploadWeights(
+  dev: TesseraDevice,
+  src: ModelSource,
+  opts: { quant?: QuantMode; onProgress?: (p: LoadProgress) => void } = {},
+): Promise<GpuWeights> {
+  const cfg = src.config;
+  const mode = effectiveQuant(opts.quant ?? 'auto', src, dev);
+  const f16 = dev.caps.features.has('shader-f16');
+  const specs = weightSpecs(cfg).filter((s) => !s.optional || src.has(s.name));
+  // Check every tensor before uploading anything.
+  for (const s of specs) {
+    if (!src.has(s.name)) throw new MissingTensorError(src.weightsFile, s.name, `is missing (expected shape [${s.shape.join(', ')}] for ${cfg.architecture})`);
+    const got = src.info(s.name).shape;
+    if (!shapeEq(got, s.shape)) {
+      throw new ModelConfigError(src.weightsFile, s.name, `has shape [${got.join(', ')}] but config.json implies [${s.shape.join(', ')}]`);
+    }
+  }
+  const tensors = new Map<string, Tensor>();
+  const storage: Record<string, number> = {};
+  const notes = new Set<string>();
+  let bytes = 0;
+  const addOne = cfg.normAddOne && !src.normsHaveOne;
+  try {
+    for (let i = 0; i < specs.length; i++) {
+      const s = specs[i]!;
+      const info = src.info(s.name);
+      let data: Uint8Array | Float32Array;
+      let dtype: string;
+      const K = s.shape[s.shape.length - 1]!;
+      const native = info.ggmlType;
+      if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q4_K && K % 256 === 0) {
+        data = await src.readRaw(s.name);
+        dtype = 'q4_k';
+      } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && K % 32 === 0) {
+        data = await src.readRaw(s.name);
+        dtype = 'q8_0';
+      } else {
+        const x = await src.toFloat32(s.name);
+        if (s.kind === 'norm' && addOne) for (let j = 0; j < x.length; j++) x[j]! += 1;
+        const want = s.kind === 'linear' ? (mode === 'file' ? (f16 ? 'f16' : 'f32') : mode) : s.kind === 'embedding' && f16 && mode !== 'f32' ? 'f16' : 'f32';
+        if (native !== undefined && mode === 'file') notes.add(`${src.weightsFile}: ggml type ${native} tensors are dequantized on load (no GPU kernel reads them natively)`);
+        if (want === 'q4k' && K % 256 === 0) {
+          data = quantizeQ4_K(x);
+          dtype = 'q4_k';
+        } else if (want === 'q8_0' && K % 32 === 0) {
+          data = quantizeQ8_0(x);
+          dtype = 'q8_0';
+        } else if (want === 'f16' || ((want === 'q4k' || want === 'q8_0') && f16)) {
+          if (want !== 'f16') notes.add(`${s.name}: inner size ${K} is not a multiple of the ${want} block; stored as float16`);
+          data = f32ToF16Bytes(x);
+          dtype = 'float16';
+        } else {
+          if (want !== 'f32') notes.add(`${s.name}: inner size ${K} is not a multiple of the ${want} block; stored as float32`);
+          data = x;
+          dtype = 'float32';
+        }
+      }
+      const buffer = uploadBuffer(dev.device, data, s.name);
+      tensors.set(s.name, { buffer, dtype, shape: s.shape });
+      if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
+      bytes += buffer.size;
+      opts.onProgress?.({ tensor: s.name, index: i + 1, total: specs.length, bytes });
+    }
+  } catch (e) {
+    for (const t of tensors.values()) t.buffer.destroy();
+    throw e;
+  }
+  return {
+    tensors,
+    storage,
+    bytes,
+    notes: [...notes],
+    get(name: string): Tensor {
+      const t = tensors.get(name);
+      if (!t) throw new MissingTensorError(src.weightsFile, name);
+      return t;
+    },
+    destroy() {
+      for (const t of tensors.values()) t.buffer.destroy();
+      tensors.clear();
+    },
+  };
+}
