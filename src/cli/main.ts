@@ -1,6 +1,7 @@
 /** The `tessera` CLI. Subcommands live in one module each; this file wires them up. */
 import { Command } from 'commander';
 import { capsToJson } from '../gpu/caps.ts';
+import { registerModelCommands } from './model.ts';
 import { registerRegistryCommands } from './registry.ts';
 
 function registerDeviceCommands(program: Command): void {
@@ -75,6 +76,7 @@ export function buildProgram(): Command {
   registerDeviceCommands(program);
   registerRegistryCommands(program);
   registerSelfTest(program);
+  registerModelCommands(program);
   return program;
 }
 
