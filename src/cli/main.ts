@@ -66,6 +66,45 @@ function registerSelfTest(program: Command): void {
     });
 }
 
+function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('the main job on the shipped default: show the device, self-test every implemented kernel, generate text from models/default')
+    .option('--prompt <text>', 'prompt for the shipped model', 'And it came to pass')
+    .option('--max-tokens <n>', 'tokens to generate', '48')
+    .option('--skip-selftest', 'only generate text')
+    .action(async (opts: { prompt: string; maxTokens: string; skipSelftest?: boolean }) => {
+      const { describeAdapter } = await import('../gpu/device.ts');
+      const { loadWithProgress, DEFAULT_MODEL } = await import('./model.ts');
+      const { generateTokens } = await import('../runtime/generate.ts');
+      const { dev, model } = await loadWithProgress(DEFAULT_MODEL, undefined, true);
+      try {
+        const caps = dev.caps;
+        console.log(`device: ${describeAdapter(caps)}; features: ${[...caps.features].sort().join(', ')}`);
+        if (!opts.skipSelftest) {
+          const { runSelfTest, formatSelfTest } = await import('../selftest/selftest.ts');
+          const rows = await runSelfTest(dev, {});
+          console.log(`\nkernel self-test (every implemented kernel on this device vs its CPU reference):\n${formatSelfTest(rows)}`);
+          if (rows.some((r) => r.status === 'fail')) process.exitCode = 1;
+        }
+        console.log(`\nmodels/default (${model.config.architecture}, ${model.config.numLayers} layers, hidden ${model.config.hiddenSize}; trained on the King James Bible), sampling at temperature 0.8, top-k 40, seed 7:\n`);
+        const tok = model.tokenizer;
+        const it = generateTokens(model, tok.encode(opts.prompt, { addSpecialTokens: true }), { maxTokens: Number(opts.maxTokens), temperature: 0.8, topK: 40, seed: 7 });
+        process.stdout.write(opts.prompt);
+        let r = await it.next();
+        while (!r.done) {
+          process.stdout.write(r.value.text);
+          r = await it.next();
+        }
+        const res = r.value;
+        console.log(`\n\n[${res.ids.length} tokens; prefill ${res.prefillTokensPerSecond.toFixed(1)} tok/s, decode ${res.decodeTokensPerSecond.toFixed(1)} tok/s on ${caps.adapterInfo.vendor} ${caps.adapterInfo.architecture || caps.adapterInfo.device}]`);
+      } finally {
+        model.destroy();
+        dev.destroy();
+      }
+    });
+}
+
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -77,6 +116,7 @@ export function buildProgram(): Command {
   registerRegistryCommands(program);
   registerSelfTest(program);
   registerModelCommands(program);
+  registerDemo(program);
   return program;
 }
 
