@@ -1,0 +1,76 @@
+/**
+ * rep_penalty vs the CPU reference (src/reference/rep-penalty.ts) through the op-test harness (cases in
+ * src/selftest/cases-rep-penalty.ts: repeats, padding and out-of-range ids, rows at an offset), plus the f16 twin.
+ */
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFloat32, uploadBuffer } from '../src/gpu/buffers.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+import { getKernel, recordKernel } from '../src/registry/binder.ts';
+import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { REP_PENALTY_CASES, REP_PENALTY_DISPATCH } from '../src/selftest/cases-rep-penalty.ts';
+import { describeFailures, runOp } from '../src/selftest/harness.ts';
+import { testDevice } from './helpers/device.ts';
+
+const reg = defaultRegistry();
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('rep_penalty vs CPU reference (op-test harness)', () => {
+  it('rep_penalty.default passes every case; the f16 twin says why it did not run', async () => {
+    const reports = await runOp(dev, 'rep_penalty');
+    expect(describeFailures(reports)).toEqual([]);
+    const def = reports.find((r) => r.variant === 'rep_penalty.default')!;
+    expect(def.status).toBe('ok');
+    expect(def.cases.length).toBe(REP_PENALTY_CASES.cases.length);
+    for (const r of reports) if (r.status !== 'ok') expect(r.reason, r.variant).toBeTruthy();
+  });
+
+  it('penalizes an id once however often it repeats (also across 256-entry chunks)', async () => {
+    const k = await getKernel(dev, reg.variant('rep_penalty.default'));
+    const u = { vocab_size: 8, history_count: 600, penalty: 2, batch_count: 1, batch_offset: 0 };
+    const history = Uint32Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? 5 : i % 3 === 1 ? 2 : 0xffffffff));
+    const lb = uploadBuffer(dev.device, Float32Array.from([1, 1, 4, 1, 1, -3, 1, 1]), 'logits');
+    const hb = uploadBuffer(dev.device, history, 'history');
+    const rec = new Recorder(dev);
+    recordKernel(rec, dev, k, { binding1: lb, binding2: hb, binding3: hb }, u, REP_PENALTY_DISPATCH['rep_penalty.default']!(u, k.variant));
+    await rec.submit();
+    expect([...(await readFloat32(dev.device, lb, 8))]).toEqual([1, 1, 2, 1, 1, -6, 1, 1]);
+    lb.destroy();
+    hb.destroy();
+  });
+});
+
+describe('rep_penalty f16 twin', () => {
+  it('rep_penalty_f16.wgsl is rep_penalty.wgsl with enable f16 and logit_t = f16', () => {
+    const code = (s: string) =>
+      s
+        .split('\n')
+        .map((l) => l.replace(/\/\/.*$/, '').trimEnd())
+        .filter((l) => l.trim() !== '');
+    const a = readFileSync(wgslPath(reg.variant('rep_penalty.default').wgsl), 'utf8');
+    const b = readFileSync(wgslPath(reg.variant('rep_penalty.default_f16').wgsl), 'utf8');
+    expect(code(b).filter((l) => l !== 'enable f16;').map((l) => l.replace('alias logit_t = f16;', 'alias logit_t = f32;'))).toEqual(code(a));
+    expect(b).toMatch(/^enable f16;$/m);
+  });
+
+  it('compiles with logit_t retyped to i32 and penalizes integer logits', async () => {
+    const v = reg.variant('rep_penalty.default_f16');
+    const code = readFileSync(wgslPath(v.wgsl), 'utf8').replace(/^enable f16;$/m, '').replace('alias logit_t = f16;', 'alias logit_t = i32;');
+    const p = await dev.pipelines.get({ code, entryPoint: v.entryPoint, layout: v.bindings.map((x) => ({ binding: x.index, type: x.type })), label: `${v.id}(logits as i32)` });
+    const u = { vocab_size: 16, history_count: 5, penalty: 2, batch_count: 1, batch_offset: 0 };
+    const logits = Int32Array.from([8, -6, 4, 0, 10, 12, -2, 7, 1, 1, 1, 1, 1, 1, 1, 1]);
+    const lb = uploadBuffer(dev.device, logits, 'logits');
+    const hb = uploadBuffer(dev.device, Uint32Array.from([0, 1, 0, 4, 99]), 'history');
+    const rec = new Recorder(dev);
+    recordKernel(rec, dev, { variant: v, ...p }, { binding1: lb, binding2: hb, binding3: hb }, u, [1, 1, 1]);
+    await rec.submit();
+    const got = new Int32Array((await readFloat32(dev.device, lb, 16)).buffer);
+    expect([...got.subarray(0, 6)]).toEqual([4, -12, 4, 0, 5, 12]);
+    lb.destroy();
+    hb.destroy();
+  });
+});

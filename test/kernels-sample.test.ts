@@ -1,0 +1,288 @@
+/**
+ * sample kernels vs the CPU reference (src/reference/sample.ts): exact argmax (ties), exact tokens for given seeds,
+ * reproducibility, top-k / top-p sets, and a chi-square test of the sampled frequencies. Selection chains several
+ * dispatches and its output is a token id, which the op-test harness (one dispatch, float outputs) does not model, so
+ * these tests drive the binder directly. They use a device of their own without timestamps: with timestamps every
+ * dispatch gets its own pass and two queries, and a chi-square run records thousands of dispatches in one submit.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readUint32, uploadBuffer } from '../src/gpu/buffers.ts';
+import { createDevice, type TesseraDevice } from '../src/gpu/device.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+import { getKernel, recordKernel, type BoundKernel } from '../src/registry/binder.ts';
+import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { argmaxRef, sampleRef, TOPK_PATH_KMAX, type SampleUniforms } from '../src/reference/sample.ts';
+
+const reg = defaultRegistry();
+let dev: TesseraDevice;
+const K: Record<string, BoundKernel> = {};
+const NAMES = ['argmax', 'argmax_reduce', 'find_topk_phase1', 'find_topk_phase2', 'softmax_and_sample', 'single_pass'] as const;
+type Name = (typeof NAMES)[number];
+
+beforeAll(async () => {
+  dev = await createDevice();
+  for (const n of NAMES) K[n] = await getKernel(dev, reg.variant(`sample.${n}`));
+});
+afterAll(() => dev?.destroy());
+
+// Output layout of sample.wgsl: 4 header words, KMAX final (value, id) pairs, then the phase-1 partials.
+const PART = 4 + 2 * TOPK_PATH_KMAX;
+const GUARD = 64;
+const SENTINEL = 0xdeadbeef;
+
+type Path = 'argmax' | 'single_pass' | 'topk_path';
+
+/** Phase-1 workgroups, as the header suggests. */
+function phase1Groups(path: Path, V: number): number {
+  return path === 'argmax' ? Math.max(1, Math.min(Math.ceil(V / 1024), 256)) : Math.max(1, Math.ceil(V / 1024));
+}
+
+function outputWords(path: Path, n: number): number {
+  if (path === 'argmax') return PART + 2 * n;
+  if (path === 'topk_path') return PART + 2 * TOPK_PATH_KMAX * n;
+  return 4;
+}
+
+/** Record one selection (all phases of a path) reading `logits` and writing `out`. */
+function recordPath(rec: Recorder, path: Path, logits: GPUBuffer, out: GPUBuffer, u: SampleUniforms, n: number, phases: 'all' | 'last' = 'all'): void {
+  const bind = (k: Name, wg: number) => recordKernel(rec, dev, K[k]!, { logits, output: out }, { ...u }, [wg, 1, 1]);
+  if (path === 'argmax') {
+    bind('argmax', n);
+    bind('argmax_reduce', 1);
+  } else if (path === 'topk_path') {
+    if (phases === 'all') {
+      bind('find_topk_phase1', n);
+      bind('find_topk_phase2', 1);
+    }
+    bind('softmax_and_sample', 1);
+  } else bind('single_pass', 1);
+}
+
+async function select(path: Path, logits: Float32Array, u: SampleUniforms, n = phase1Groups(path, u.vocab_size)): Promise<number> {
+  const words = outputWords(path, n);
+  const lb = uploadBuffer(dev.device, logits, 'logits');
+  const ob = uploadBuffer(dev.device, new Uint32Array(words + GUARD).fill(SENTINEL), 'output');
+  const rec = new Recorder(dev);
+  recordPath(rec, path, lb, ob, u, n);
+  await rec.submit();
+  const all = await readUint32(dev.device, ob, words + GUARD);
+  lb.destroy();
+  ob.destroy();
+  expect(all.subarray(words).every((w) => w === SENTINEL), `${path}: wrote past its ${words} output words`).toBe(true);
+  return all[0]!;
+}
+
+/** Tokens for many seeds in one submit (the top-k path's first two phases run once). */
+async function drawMany(path: 'single_pass' | 'topk_path', logits: Float32Array, u: SampleUniforms, seeds: number[]): Promise<Uint32Array> {
+  const n = phase1Groups(path, u.vocab_size);
+  const lb = uploadBuffer(dev.device, logits, 'logits');
+  const ob = uploadBuffer(dev.device, new Uint32Array(outputWords(path, n)), 'output');
+  const res = dev.buffers.acquire(seeds.length * 4, undefined, 'tokens');
+  const rec = new Recorder(dev);
+  for (const [i, s] of seeds.entries()) {
+    recordPath(rec, path, lb, ob, { ...u, random_seed: s }, n, i === 0 ? 'all' : 'last');
+    rec.copy(ob, 0, res, 4 * i, 4);
+  }
+  await rec.submit();
+  const out = await readUint32(dev.device, res, seeds.length);
+  lb.destroy();
+  ob.destroy();
+  dev.buffers.release(res);
+  return out;
+}
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function randomLogits(V: number, seed: number, amp = 4): Float32Array {
+  const r = rng(seed);
+  return Float32Array.from({ length: V }, () => (r() * 2 - 1) * amp);
+}
+
+/** Compilation errors of a WGSL module (type checking of every function; no pipeline is built). */
+async function wgslErrors(code: string): Promise<string[]> {
+  dev.device.pushErrorScope('validation');
+  const m = dev.device.createShaderModule({ code, label: 'compile-check' });
+  const info = await m.getCompilationInfo();
+  const err = await dev.device.popErrorScope();
+  return [...info.messages.filter((x) => x.type === 'error').map((x) => `${x.lineNum}:${x.linePos} ${x.message}`), ...(err ? [err.message] : [])];
+}
+
+const U = (p: Partial<SampleUniforms> & { vocab_size: number }): SampleUniforms => ({ temperature: 1, top_k: 0, top_p: 1, random_seed: 0, ...p });
+
+describe('greedy argmax', () => {
+  for (const V of [1, 255, 2048, 50000]) {
+    it(`vocab ${V}: exact, ties to the lowest index, on every path`, async () => {
+      const logits = randomLogits(V, V);
+      // plant a tied maximum at three places (the later ones must lose)
+      const top = 9;
+      for (const i of [Math.floor(V * 0.7), Math.floor(V / 3), V - 1]) logits[i] = top;
+      const want = argmaxRef(logits);
+      expect(want).toBe(Math.min(Math.floor(V * 0.7), Math.floor(V / 3), V - 1));
+      const u = U({ vocab_size: V, temperature: 0 });
+      expect(await select('argmax', logits, u)).toBe(want);
+      expect(await select('single_pass', logits, u)).toBe(want);
+      expect(await select('topk_path', logits, { ...u, top_k: 5 })).toBe(want);
+      if (V > 1) {
+        // any phase-1 dispatch size works
+        expect(await select('argmax', logits, u, 1)).toBe(want);
+        expect(await select('argmax', logits, u, 7)).toBe(want);
+      }
+    });
+  }
+
+  it('handles -inf logits and an all-equal row', async () => {
+    const l = new Float32Array(300).fill(-Infinity);
+    l[123] = -1e30;
+    expect(await select('argmax', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
+    expect(await select('single_pass', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
+  });
+});
+
+describe('sampling', () => {
+  it('top_k = 1 equals argmax for any seed', async () => {
+    const logits = randomLogits(3000, 5);
+    const want = argmaxRef(logits);
+    const seeds = [0, 1, 2, 99, 12345];
+    for (const path of ['single_pass', 'topk_path'] as const) {
+      const got = await drawMany(path, logits, U({ vocab_size: 3000, top_k: 1, temperature: 1.5 }), seeds);
+      expect([...got]).toEqual(seeds.map(() => want));
+    }
+  });
+
+  it('a fixed seed draws the same token twice; both paths agree', async () => {
+    const logits = randomLogits(2500, 6, 2);
+    const u = U({ vocab_size: 2500, top_k: 50, top_p: 0.9, temperature: 0.8, random_seed: 4242 });
+    const a = await select('single_pass', logits, u);
+    expect(await select('single_pass', logits, u)).toBe(a);
+    const b = await select('topk_path', logits, u);
+    expect(await select('topk_path', logits, u)).toBe(b);
+    expect(b).toBe(a);
+  });
+
+  it('matches the reference token for given seeds (temperature, top-k, top-p)', async () => {
+    const configs: Partial<SampleUniforms>[] = [
+      { temperature: 1 },
+      { temperature: 0.7, top_k: 40 },
+      { temperature: 1.3, top_p: 0.9 },
+      { temperature: 0.9, top_k: 20, top_p: 0.5 },
+      { temperature: 2, top_k: 200 },
+    ];
+    let checked = 0;
+    for (const V of [8, 700, 3000]) {
+      const logits = randomLogits(V, V + 1, 3);
+      for (const c of configs) {
+        const u = U({ vocab_size: V, ...c });
+        const seeds = [3, 17, 1000, 77777];
+        const paths = (['single_pass', 'topk_path'] as const).filter((p) => p === 'single_pass' || (u.top_k > 0 && u.top_k <= TOPK_PATH_KMAX));
+        for (const path of paths) {
+          const got = await drawMany(path, logits, u, seeds);
+          for (const [i, s] of seeds.entries()) {
+            const ref = sampleRef(logits, { ...u, random_seed: s }, path);
+            if (ref.margin < 1e-5) continue; // u * total sits on a bucket edge: f32 may pick the neighbour
+            expect(got[i], `${path} V=${V} ${JSON.stringify(c)} seed ${s}`).toBe(ref.token);
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(80);
+  });
+
+  it('sampled frequencies follow the softmax (chi-square, 8 tokens, 2000 + 1000 draws)', async () => {
+    const logits = Float32Array.from([1.2, -0.3, 0.4, 2.0, 0.0, -1.0, 0.9, 1.5]);
+    const u = U({ vocab_size: 8, temperature: 0.9, top_k: 8 });
+    const p = sampleRef(logits, u).probs;
+    for (const [path, draws] of [['single_pass', 2000], ['topk_path', 1000]] as const) {
+      const got = await drawMany(path, logits, u, Array.from({ length: draws }, (_, i) => i));
+      const counts = new Array<number>(8).fill(0);
+      for (const t of got) counts[t]!++;
+      let chi2 = 0;
+      for (let i = 0; i < 8; i++) chi2 += (counts[i]! - draws * p[i]!) ** 2 / (draws * p[i]!);
+      // 7 degrees of freedom: P(chi2 > 24.32) = 0.001
+      expect(chi2, `${path}: counts ${counts.join(' ')}`).toBeLessThan(24.32);
+    }
+  });
+
+  it('top-p keeps only the nucleus', async () => {
+    // probabilities 0.5, 0.3, 0.1, 0.05, 0.03, 0.02 at scattered indices; top_p 0.75 keeps the first two
+    const probs = [0.5, 0.3, 0.1, 0.05, 0.03, 0.02];
+    const at = [40, 3, 77, 0, 12, 99];
+    const logits = new Float32Array(100).fill(-30);
+    for (const [r, i] of at.entries()) logits[i] = Math.log(probs[r]!);
+    const u = U({ vocab_size: 100, top_p: 0.75 });
+    const nucleus = sampleRef(logits, u).probs;
+    expect([...nucleus].map((x, i) => (x > 0 ? i : -1)).filter((i) => i >= 0)).toEqual([3, 40]);
+    const seeds = Array.from({ length: 80 }, (_, i) => 1000 + i);
+    for (const [path, uu] of [['single_pass', u], ['topk_path', { ...u, top_k: 10 }]] as const) {
+      const got = [...(await drawMany(path, logits, uu, seeds))];
+      expect(new Set(got), path).toEqual(new Set([3, 40]));
+      const share = got.filter((t) => t === 40).length / got.length;
+      // 0.5 / (0.5 + 0.3) = 0.625
+      expect(share, path).toBeGreaterThan(0.45);
+      expect(share, path).toBeLessThan(0.8);
+    }
+  });
+
+  it('top-k keeps every token tied with the k-th (single_pass) and exactly k (top-k path)', async () => {
+    const logits = Float32Array.from([3.2, 1, 3, 3, 3, 0, 3, -2]);
+    const u = U({ vocab_size: 8, top_k: 2, temperature: 1 });
+    const seeds = Array.from({ length: 40 }, (_, i) => i);
+    const single = new Set(await drawMany('single_pass', logits, u, seeds));
+    expect(single).toEqual(new Set([0, 2, 3, 4, 6]));
+    const topk = new Set(await drawMany('topk_path', logits, u, seeds));
+    expect(topk).toEqual(new Set([0, 2]));
+  });
+});
+
+describe('sample f16 twin', () => {
+  it('sample_f16.wgsl is sample.wgsl with enable f16 and f16 logits', () => {
+    const a = readFileSync(wgslPath(reg.variant('sample.single_pass').wgsl), 'utf8');
+    const b = readFileSync(wgslPath(reg.variant('sample.single_pass_f16').wgsl), 'utf8');
+    const code = (s: string) =>
+      s
+        .split('\n')
+        .map((l) => l.replace(/\/\/.*$/, '').trimEnd())
+        .filter((l) => l.trim() !== '');
+    expect(b).toMatch(/^enable f16;$/m);
+    expect(code(b).filter((l) => l !== 'enable f16;').map((l) => l.replace('array<f16>', 'array<f32>'))).toEqual(code(a));
+    for (const n of NAMES) expect(reg.variant(`sample.${n}_f16`).entryPoint).toBe(reg.variant(`sample.${n}`).entryPoint);
+  });
+
+  it('the top-k path capacity of sample.wgsl is the reference\'s (output layout)', () => {
+    const src = readFileSync(wgslPath(reg.variant('sample.single_pass').wgsl), 'utf8');
+    expect(Number(/^const KMAX: u32 = (\d+)u;/m.exec(src)?.[1])).toBe(TOPK_PATH_KMAX);
+  });
+
+  it('compiles with the logits retyped to i32 and picks the same argmax', async () => {
+    const v = reg.variant('sample.argmax_f16');
+    const code = readFileSync(wgslPath(v.wgsl), 'utf8').replace(/^enable f16;$/m, '').replaceAll('array<f16>', 'array<i32>');
+    // the whole module (every entry point) type-checks ...
+    expect(await wgslErrors(code)).toEqual([]);
+    const mk = async (name: Name) => {
+      const vv = reg.variant(`sample.${name}_f16`);
+      const p = await dev.pipelines.get({ code, entryPoint: vv.entryPoint, layout: vv.bindings.map((x) => ({ binding: x.index, type: x.type })), label: `${vv.id}(logits as i32)` });
+      return { variant: vv, ...p };
+    };
+    const logits = Int32Array.from({ length: 5000 }, (_, i) => ((i * 7919) % 1000) - 500);
+    const want = argmaxRef(logits);
+    const lb = uploadBuffer(dev.device, logits, 'logits');
+    const ob = uploadBuffer(dev.device, new Uint32Array(outputWords('topk_path', 5)), 'output');
+    const u = U({ vocab_size: 5000, temperature: 0, top_k: 3 });
+    // ... and the greedy chains run (pipelines are slow to build on SwiftShader: two of the three paths)
+    for (const chain of [['argmax', 'argmax_reduce'], ['single_pass']] as Name[][]) {
+      const rec = new Recorder(dev);
+      for (const n of chain) recordKernel(rec, dev, await mk(n), { logits: lb, output: ob }, { ...u }, [n === 'argmax' || n === 'find_topk_phase1' ? 5 : 1, 1, 1]);
+      await rec.submit();
+      expect((await readUint32(dev.device, ob, 1))[0], chain.join(' -> ')).toBe(want);
+    }
+    lb.destroy();
+    ob.destroy();
+  });
+});
