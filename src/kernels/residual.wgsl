@@ -1,0 +1,43 @@
+// residual.wgsl: scaled residual add.
+//
+//   output[i] = input[i] + scale * residual[i]        for i < size
+//
+// `input` is the residual stream (the skip path), `residual` the sublayer's output (the residual branch, as in
+// "residual mapping" F(x)); scale = 1 is the plain add, and Granite's residual_multiplier is `scale`.
+// `output` must not alias `input` or `residual` (WebGPU forbids a writable binding overlapping another binding).
+//
+// Entry point `main` (variant residual.default), workgroup_size(256, 1, 1).
+// One invocation computes one element per grid-stride step (i = gid.x, gid.x + num_workgroups.x * 256, ...),
+// so any dispatch width covers any size.
+// Dispatch: [min(ceil(size / 256), 65535), 1, 1].
+//
+// Bindings (group 0):
+//   0  uniforms  uniform             Uniforms (below)
+//   1  input     storage, read       f32 [size]
+//   2  residual  storage, read       f32 [size]
+//   3  output    storage, read_write f32 [size] (written)
+//
+// Uniforms (the registry's `residual` base uniforms):
+//   size: u32 @0, scale: f32 @4
+
+struct Uniforms {
+  size: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: Uniforms;
+@group(0) @binding(1) var<storage, read> input: array<f32>;
+@group(0) @binding(2) var<storage, read> residual: array<f32>;
+@group(0) @binding(3) var<storage, read_write> output: array<f32>;
+
+const WG: u32 = 256u;
+
+@compute @workgroup_size(256, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u.size;
+  let scale = u.scale;
+  let stride = nwg.x * WG;
+  for (var i = gid.x; i < n; i += stride) {
+    output[i] = fma(scale, residual[i], input[i]);
+  }
+}

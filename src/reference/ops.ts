@@ -1,0 +1,108 @@
+/**
+ * The CPU reference of every operation the op-test harness covers, keyed by registry operation name: adding an
+ * operation to REFERENCE_OPS without a reference (or test cases, src/selftest/cases.ts) is a type error.
+ * Each entry maps buffers by the registry's binding names and uniform values by its field names to the expected
+ * contents of the bindings the kernel writes (f64 math; matmul reuses matmul-quant.ts's f64-accumulated f32 result).
+ */
+import { attentionRef, type AttentionUniforms } from './attention.ts';
+import { biasAddRef, geluRef, rmsnormQkRef, scaleRef, type BiasAddUniforms, type GeluUniforms, type RmsnormQkUniforms, type ScaleUniforms } from './elementwise.ts';
+import { castF16ToF32Ref, dequantQ8_0RowwiseRef, gatherF16Ref, type DequantRowwiseUniforms } from './f16-ops.ts';
+import { gatherRef, type GatherUniforms } from './gather.ts';
+import { matmulAnyReference, type MatmulUniforms } from './matmul-quant.ts';
+import { repPenaltyRef, type RepPenaltyUniforms } from './rep-penalty.ts';
+import { residualRef, type ResidualUniforms } from './residual.ts';
+import { rmsnormRef, type RmsnormUniforms } from './rmsnorm.ts';
+import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
+import { siluRef, type SiluUniforms } from './silu.ts';
+import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
+
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant'] as const;
+export type ReferenceOp = (typeof REFERENCE_OPS)[number];
+
+export type HostTensor = Float32Array | Uint32Array;
+/** Buffers by registry binding name. */
+export type HostTensors = Record<string, HostTensor>;
+/** Uniform values by registry field name. */
+export type UniformNumbers = Record<string, number>;
+
+/** Expected contents of the written bindings, by binding name. */
+export type ReferenceResult = Record<string, ArrayLike<number>>;
+
+/**
+ * A reference: `entryPoint` selects the semantics where one operation's entry points differ (rope). It throws
+ * UnsupportedEntryPointError for an entry point it does not model.
+ */
+export type ReferenceFn = (t: HostTensors, u: UniformNumbers, entryPoint: string) => ReferenceResult;
+
+export class UnsupportedEntryPointError extends Error {
+  constructor(op: string, entryPoint: string) {
+    super(`the CPU reference of ${op} has no semantics for entry point "${entryPoint}"`);
+    this.name = 'UnsupportedEntryPointError';
+  }
+}
+
+function need<T extends HostTensor>(op: string, t: HostTensors, name: string): T {
+  const v = t[name];
+  if (!v) throw new Error(`reference ${op}: missing buffer "${name}"`);
+  return v as T;
+}
+
+const f32 = (op: string, t: HostTensors, name: string) => need<Float32Array>(op, t, name);
+
+const ROPE_MODES: Record<string, RopeMode> = {
+  main: 'tables',
+  rope_compute_freqs: 'linear',
+  rope_qk: 'qk',
+  rope_ntk_scaled: 'ntk',
+};
+
+export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
+  // B: f32, or Q4_K / f16 packed in u32 words (matmulWeightFormat tells them apart by size)
+  matmul: (t, u) => ({ C: matmulAnyReference(f32('matmul', t, 'A'), need('matmul', t, 'B'), u as unknown as MatmulUniforms) }),
+  // embeddings: f32, or f16 packed in u32 words (gather.f16)
+  gather: (t, u) => {
+    const ids = need<Uint32Array>('gather', t, 'indices');
+    const table = need('gather', t, 'embeddings');
+    const g = u as unknown as GatherUniforms;
+    return { output: table instanceof Uint32Array ? gatherF16Ref(ids, table, g) : gatherRef(ids, table, g) };
+  },
+  residual: (t, u) => ({ output: residualRef(f32('residual', t, 'input'), f32('residual', t, 'residual'), u as unknown as ResidualUniforms) }),
+  rmsnorm: (t, u) => ({
+    output: rmsnormRef(f32('rmsnorm', t, 'input'), f32('rmsnorm', t, 'weight'), t.residual, u as unknown as RmsnormUniforms),
+  }),
+  softmax: (t, u) => ({ output: softmaxRef(f32('softmax', t, 'input'), u as unknown as SoftmaxUniforms) }),
+  silu: (t, u) => ({ output: siluRef(f32('silu', t, 'input'), t.gate, u as unknown as SiluUniforms) }),
+  rope: (t, u, entryPoint) => {
+    const mode = ROPE_MODES[entryPoint];
+    if (!mode) throw new UnsupportedEntryPointError('rope', entryPoint);
+    const tables = { cos: f32('rope', t, 'freqs_cos'), sin: f32('rope', t, 'freqs_sin') };
+    return { input: ropeRef(f32('rope', t, 'input'), u as unknown as RopeUniforms, mode, tables) };
+  },
+  attention: (t, u) => ({
+    output: attentionRef(u as unknown as AttentionUniforms, {
+      q: f32('attention', t, 'Q'),
+      k: f32('attention', t, 'K'),
+      v: f32('attention', t, 'V'),
+      kvLenBuffer: t.kv_len,
+      pageTable: t.page_table,
+    }),
+  }),
+  rep_penalty: (t, u) => ({
+    binding1: repPenaltyRef(Float32Array.from(f32('rep_penalty', t, 'binding1')), need<Uint32Array>('rep_penalty', t, 'binding2'), u as unknown as RepPenaltyUniforms),
+  }),
+  scale: (t, u, entryPoint) => {
+    if (entryPoint !== 'main' && entryPoint !== 'main_inplace') throw new UnsupportedEntryPointError('scale', entryPoint);
+    return { output: scaleRef(f32('scale', t, entryPoint === 'main' ? 'input' : 'output'), u as unknown as ScaleUniforms) };
+  },
+  bias_add: (t, u) => ({ data: biasAddRef(f32('bias_add', t, 'data'), f32('bias_add', t, 'bias'), u as unknown as BiasAddUniforms) }),
+  gelu: (t, u) => ({ output: geluRef(f32('gelu', t, 'input'), t.gate, u as unknown as GeluUniforms) }),
+  rmsnorm_qk: (t, u) =>
+    rmsnormQkRef(f32('rmsnorm_qk', t, 'q_input'), f32('rmsnorm_qk', t, 'q_weight'), f32('rmsnorm_qk', t, 'k_input'), f32('rmsnorm_qk', t, 'k_weight'), u as unknown as RmsnormQkUniforms),
+  // f16 -> f32 only (input packed in u32 words); f32 -> f16 writes f16 and is checked in test/kernels-small-f16.test.ts
+  cast: (t, u) => ({ output: castF16ToF32Ref(need<Uint32Array>('cast', t, 'input'), u as unknown as { size: number }) }),
+  // Q8_0 row-wise (dequant.f32_rowwise); blocks packed in u32 words
+  dequant: (t, u) => {
+    const q = need<Uint32Array>('dequant', t, 'quantized');
+    return { output: dequantQ8_0RowwiseRef(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), u as unknown as DequantRowwiseUniforms) };
+  },
+};

@@ -1,0 +1,115 @@
+/**
+ * Op-test cases of the `matmul` variants with Q4_K or f16 weights (registered in cases.ts next to the f32 cases):
+ * shapes with 1 .. 1000 columns, 1 .. 130 rows, K from 1 to 9216 (Q4_K: multiples of 256, including 11 and 17 blocks
+ * and more than one 16-block staging chunk; f16: odd K, K % 8 != 0). B is passed packed in u32 words (Q4_K blocks
+ * with random nibbles, scales and mins; f16 bit patterns); src/reference/matmul-quant.ts tells the formats apart by
+ * size. Semantics and dispatch: each kernel's WGSL header.
+ */
+import { f32ToF16 } from '../formats/f16.ts';
+import { Q4_K_TYPE_SIZE } from '../formats/quant/index.ts';
+import type { KernelVariant } from '../registry/types.ts';
+import type { DispatchFn, OpCase } from './cases.ts';
+import type { Rng } from './rng.ts';
+
+const MAX_WG = 65535;
+const cdiv = (a: number, b: number) => Math.ceil(a / b);
+/** GEMV kernels: `cols` columns per workgroup, tiles folded into x/y, one row of A per z. */
+const gemv = (cols: number): DispatchFn => (u) => {
+  const t = cdiv(u.N!, cols);
+  return [Math.min(t, MAX_WG), cdiv(t, MAX_WG), u.M!];
+};
+
+/** As documented in each kernel's header. */
+export const MATMUL_QUANT_DISPATCH: Record<string, DispatchFn> = {
+  'matmul.q4_fused_gemv': gemv(32),
+  'matmul.q4_fused_multicol': gemv(32),
+  'matmul.q4_fused_batched': (u) => [cdiv(u.N!, 64), cdiv(u.M!, 4), 1],
+  'matmul.q4_fused_batched_multicol_shared': (u) => [cdiv(u.N!, 8), cdiv(u.M!, 4), 1],
+  'matmul.f16w_f32a': (u) => [cdiv(u.N!, 16), cdiv(u.M!, 16), 1],
+  'matmul.f16w_f32a_tiled': (u) => [cdiv(u.N!, 64), cdiv(u.M!, 64), 1],
+  'matmul.gemv_subgroup': gemv(4),
+  'matmul.gemv_subgroup_vec4': gemv(4),
+  'matmul.gemv_subgroup_multicol': gemv(8),
+};
+
+const isQ4 = (v: KernelVariant) => v.weightDtype === 'q4k' && v.id in MATMUL_QUANT_DISPATCH;
+const isF16W = (v: KernelVariant) => v.weightDtype === 'f16' && v.id in MATMUL_QUANT_DISPATCH;
+const isGemv = (v: KernelVariant) => /gemv|multicol$/.test(v.name);
+
+/** Whether these cases cover a matmul variant. */
+export const coversMatmulQuant = (v: KernelVariant): boolean => isQ4(v) || isF16W(v);
+
+/**
+ * Random Q4_K blocks: random nibbles and 6-bit scale/min bytes (every bit of the packing is exercised), d and dmin
+ * positive f16 in [0.0005, 0.002) so that weights are O(1).
+ */
+export function randomQ4KBlocks(r: Rng, blocks: number): Uint8Array {
+  const b = new Uint8Array(blocks * Q4_K_TYPE_SIZE);
+  for (let i = 0; i < b.length; i++) b[i] = r.int(256);
+  for (let i = 0; i < blocks; i++) {
+    const o = i * Q4_K_TYPE_SIZE;
+    const d = f32ToF16(r.uniform(0.0005, 0.002));
+    const dmin = f32ToF16(r.uniform(0.0005, 0.002));
+    b[o] = d & 0xff;
+    b[o + 1] = d >> 8;
+    b[o + 2] = dmin & 0xff;
+    b[o + 3] = dmin >> 8;
+  }
+  return b;
+}
+
+/** n random f16 values in [-1, 1) packed two per u32 word. */
+export function randomF16Words(r: Rng, n: number): Uint32Array {
+  const w = new Uint32Array(Math.ceil(n / 2));
+  for (let i = 0; i < n; i++) w[i >> 1]! |= f32ToF16(r.uniform()) << (16 * (i & 1));
+  return w;
+}
+
+function q4Case(M: number, N: number, K: number, o: { alpha?: number; gemvRows?: boolean } = {}): OpCase {
+  const alpha = o.alpha ?? 1;
+  return {
+    name: `q4k M${M} N${N} K${K}${alpha !== 1 ? ` a${alpha}` : ''}`,
+    uniforms: { M, N, K, alpha },
+    inputs: (r) => {
+      const B = randomQ4KBlocks(r, (N * K) / 256);
+      return { A: r.floats(M * K), B: new Uint32Array(B.buffer) };
+    },
+    // GEMV kernels read the weights once per row: many-row cases only where o.gemvRows says so (time on SwiftShader)
+    only: (v) => isQ4(v) && (M <= 3 || o.gemvRows === true || !isGemv(v)),
+  };
+}
+
+function f16wCase(M: number, N: number, K: number, o: { alpha?: number; gemvRows?: boolean } = {}): OpCase {
+  const alpha = o.alpha ?? 1;
+  return {
+    name: `f16w M${M} N${N} K${K}${alpha !== 1 ? ` a${alpha}` : ''}`,
+    uniforms: { M, N, K, alpha },
+    inputs: (r) => ({ A: r.floats(M * K), B: randomF16Words(r, N * K) }),
+    only: (v) => isF16W(v) && (M <= 3 || o.gemvRows === true || !isGemv(v)),
+  };
+}
+
+export const MATMUL_QUANT_CASES: OpCase[] = [
+  q4Case(1, 1, 256),
+  q4Case(1, 7, 512, { alpha: -0.5 }),
+  q4Case(1, 33, 2816),
+  q4Case(1, 1000, 256, { alpha: 0.125 }),
+  q4Case(1, 40, 4352), // 17 blocks: three staging chunks in main_gemv (8 + 8 + 1)
+  q4Case(1, 5, 9216),
+  q4Case(3, 7, 2816),
+  q4Case(3, 300, 512),
+  q4Case(64, 70, 1280),
+  q4Case(17, 65, 1024, { alpha: 2 }),
+  q4Case(5, 9, 256),
+  f16wCase(1, 1, 1),
+  f16wCase(1, 7, 33),
+  f16wCase(1, 33, 256),
+  f16wCase(1, 300, 1000),
+  f16wCase(1, 65, 130, { alpha: 0.5 }),
+  f16wCase(1, 1000, 64),
+  f16wCase(3, 9, 77, { alpha: -2 }),
+  f16wCase(2, 3, 0),
+  f16wCase(17, 70, 129, { gemvRows: true }),
+  f16wCase(64, 100, 64),
+  f16wCase(130, 33, 257),
+];
