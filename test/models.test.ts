@@ -121,3 +121,27 @@ describe('quantized weights stay close to the f32 reference', () => {
     }
   });
 });
+
+describe('f16 weights and f16 KV where the device has shader-f16 (GPU lane)', () => {
+  // Bound: f16 weights (10-bit mantissa) keep every position's argmax and stay within 2e-2 relative.
+  it.each(FIXTURES)('%s with --quant f16', async (name) => {
+    if (!dev.caps.features.has('shader-f16')) {
+      console.log(`skipped on ${dev.caps.adapterInfo.vendor} ${dev.caps.adapterInfo.architecture}: needs shader-f16 (the GPU lane runs it)`);
+      return;
+    }
+    const g = golden(name);
+    const model = await loadModel(dev, dirOf(name), { quant: 'f16', maxPositions: 64 });
+    try {
+      const r = await computeLogits(model, g.input_ids);
+      const V = model.config.vocabSize;
+      let worst = 0;
+      for (let t = 0; t < g.input_ids.length; t++) worst = Math.max(worst, relErr(r.all.subarray(t * V, (t + 1) * V), g.logits[t]!));
+      console.log(`${name} f16: storage ${JSON.stringify(model.weights.storage)}, worst relative logit error ${worst.toExponential(2)}`);
+      expect(worst).toBeLessThan(2e-2);
+      const greedy = await generate(model, g.greedy.prompt_ids, { maxTokens: 4, temperature: 0, ignoreEos: true });
+      expect(greedy.ids).toEqual(g.greedy.new_ids.slice(0, 4));
+    } finally {
+      model.destroy();
+    }
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Decode benchmark: tokens/s of the decoder on this GPU, for a synthetic Llama-shaped model with random weights
+ * (q4k / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
+ * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
+ * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
+ */
+import { execSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { f32ToF16Bytes } from '../src/formats/index.ts';
+import { STORAGE_USAGE, uploadBuffer, USAGE } from '../src/gpu/buffers.ts';
+import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
+import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts';
+import { Decoder } from '../src/models/decoder.ts';
+import { loadModel } from '../src/models/load.ts';
+import { weightSpecs, type GpuWeights } from '../src/models/weights.ts';
+import type { Tensor } from '../src/ops/runner.ts';
+import { resolveGenerationOptions } from '../src/runtime/options.ts';
+import { GpuSampler } from '../src/runtime/sampler.ts';
+import { measureReadBandwidth } from './bandwidth.ts';
+
+const PRESETS: Record<string, Record<string, unknown>> = {
+  // TinyLlama-1.1B shapes
+  'llama-1.1b': { architectures: ['LlamaForCausalLM'], hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 22, num_attention_heads: 32, num_key_value_heads: 4, vocab_size: 32000, max_position_embeddings: 2048 },
+  // Llama-3.2-1B-like shapes (tied embeddings)
+  'llama-1b-128k': { architectures: ['LlamaForCausalLM'], hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 64, vocab_size: 128256, max_position_embeddings: 2048, tie_word_embeddings: true },
+  // small, for CPU machines
+  tiny: { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 768, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 2048, max_position_embeddings: 512 },
+};
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : def;
+}
+
+/** Random but well-formed weights: Q4_K blocks with small scales, f16/f32 values in [-0.05, 0.05], norms of 1. */
+function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f16' | 'f32'): GpuWeights {
+  const tensors = new Map<string, Tensor>();
+  const storage: Record<string, number> = {};
+  let bytes = 0;
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5) * 0.1;
+  const pool = new Float32Array(1 << 16).map(rnd);
+  const f16Pool = f32ToF16Bytes(pool);
+  for (const s of weightSpecs(cfg)) {
+    if (s.optional) continue;
+    const n = s.shape.reduce((a, d) => a * d, 1);
+    const K = s.shape[s.shape.length - 1]!;
+    let data: Uint8Array;
+    let dtype: string;
+    if (s.kind === 'norm') {
+      data = new Uint8Array(new Float32Array(n).fill(1).buffer);
+      dtype = 'float32';
+    } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
+      data = new Uint8Array((n / 256) * 144);
+      for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i, 2654435761) >>> 13) & 0xff;
+      const hdr = f32ToF16Bytes([0.002, 0.001]);
+      for (let b = 0; b < data.length; b += 144) data.set(hdr, b);
+      dtype = 'q4_k';
+    } else if ((s.kind === 'linear' || s.kind === 'embedding') && quant !== 'f32') {
+      data = new Uint8Array(n * 2);
+      for (let o = 0; o < data.length; o += f16Pool.length) data.set(f16Pool.subarray(0, Math.min(f16Pool.length, data.length - o)), o);
+      dtype = 'float16';
+    } else {
+      const f = new Float32Array(n);
+      for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
+      data = new Uint8Array(f.buffer);
+      dtype = 'float32';
+    }
+    const buffer = uploadBuffer(dev.device, data, s.name);
+    tensors.set(s.name, { buffer, dtype, shape: s.shape });
+    if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
+    bytes += buffer.size;
+  }
+  return {
+    tensors,
+    storage,
+    bytes,
+    notes: [],
+    get: (name) => tensors.get(name)!,
+    destroy: () => tensors.forEach((t) => t.buffer.destroy()),
+  };
+}
+
+/** Weight bytes one decode step reads: every linear weight, one embedding row, norms. */
+function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
+  let b = 0;
+  for (const [name, t] of w.tensors) {
+    if (name === 'model.embed_tokens.weight') b += t.buffer.size / cfg.vocabSize;
+    else b += t.buffer.size;
+  }
+  if (cfg.tieWordEmbeddings) b += w.get('model.embed_tokens.weight').buffer.size;
+  return b;
+}
+
+async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
+  const o = resolveGenerationOptions({ maxTokens: tokens, temperature: 0, seed: 1 }, { eosTokenIds: [] });
+  const kv = dec.createKvCache(prompt + tokens + 1);
+  const sampler = new GpuSampler(dec, o, prompt + tokens + 1);
+  const staging = dev.device.createBuffer({ size: 16, usage: USAGE.MAP_READ | USAGE.COPY_DST });
+  let input = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
+  const stepMs: number[] = [];
+  let prefillMs = 0;
+  for (let step = 0; step <= tokens; step++) {
+    const t0 = performance.now();
+    const rec = dec.newRecorder();
+    const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
+    const logits = await dec.recordLogits(rec, hidden);
+    const tok = await sampler.record(rec, logits, step);
+    rec.copy(tok, 0, staging, 0, 4);
+    await rec.submit();
+    await staging.mapAsync(0x0001);
+    const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
+    staging.unmap();
+    const ms = performance.now() - t0;
+    if (step === 0) prefillMs = ms;
+    else stepMs.push(ms);
+    input = [id];
+  }
+  // per-kernel GPU time of one more decode step
+  const prof = new Map<string, number>();
+  if (dev.timestamps) {
+    const rec = dec.newRecorder();
+    const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
+    await dec.recordLogits(rec, hidden);
+    for (const t of await rec.submit()) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
+  }
+  dec.destroyKvCache(kv);
+  sampler.destroy();
+  staging.destroy();
+  stepMs.sort((a, b) => a - b);
+  const median = stepMs[Math.floor(stepMs.length / 2)]!;
+  return { prefillTokens: prompt, prefillMs, decodeTokens: tokens, medianStepMs: median, decodeTokensPerSecond: 1000 / median, gpuMsPerKernel: Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)])) };
+}
+
+const dev = await createDevice({ timestamps: true });
+const out = arg('out', 'bench-decode.json');
+const tokens = Number(arg('tokens', '32'));
+const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
+const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'f16' | 'f32')[];
+const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
+console.log(`${describeAdapter(dev.caps)}: streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
+const results: unknown[] = [];
+for (const p of presets) {
+  const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
+  for (const q of quants) {
+    const w = randomWeights(dev, cfg, q);
+    const dec = new Decoder(dev, cfg, w, { maxPositions: 512 });
+    const r = await decodeRun(dev, dec, 16, tokens);
+    const bpt = bytesPerToken(w, cfg);
+    const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
+    console.log(`${p} ${q}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);
+    results.push({ model: p, quant: q, storage: w.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
+    w.destroy();
+  }
+}
+{
+  const m = await loadModel(dev, 'models/default', { quant: 'f32' });
+  const r = await decodeRun(dev, m.decoder, 5, tokens);
+  const bpt = bytesPerToken(m.weights, m.config);
+  console.log(`models/default f32: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (${(bpt / 2 ** 20).toFixed(1)} MiB/token)`);
+  results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
+  m.destroy();
+}
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+} catch {}
+const receipt = {
+  benchmark: 'decode',
+  date: new Date().toISOString(),
+  machine: hostname(),
+  adapter: describeAdapter(dev.caps),
+  adapterInfo: dev.caps.adapterInfo,
+  commit,
+  readBandwidthBytesPerSecond: bandwidth,
+  method: 'one submit per token (forward + LM head + GPU greedy sampling), token id read back each step; median step time over the decode tokens; bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
+  results,
+};
+writeFileSync(out, JSON.stringify(receipt, null, 2));
+console.log(`receipt: ${out}`);
+process.exit(0);
