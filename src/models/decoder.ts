@@ -61,10 +61,15 @@ export class Decoder {
 
   private readonly ropeInterleaved: number;
 
+  /** KV cache dtype: f16 where the device has shader-f16 (half the attention bandwidth), else f32. */
+  get defaultKvDtype(): 'float32' | 'float16' {
+    return this.dev.caps.features.has('shader-f16') ? 'float16' : 'float32';
+  }
+
   createKvCache(capacity = this.maxPositions, dtype?: 'float32' | 'float16'): KvCache {
     const cfg = this.cfg;
-    const dt = dtype ?? 'float32';
-    const bytes = capacity * cfg.numKvHeads * cfg.headDim * (dt === 'float16' ? 2 : 4);
+    const dt = dtype ?? this.defaultKvDtype;
+    const bytes = Math.ceil((capacity * cfg.numKvHeads * cfg.headDim * (dt === 'float16' ? 2 : 4)) / 4) * 4;
     const mk = (name: string): Tensor => ({
       buffer: this.dev.device.createBuffer({ size: bytes, usage: STORAGE_USAGE, label: name }),
       dtype: dt,
