@@ -160,7 +160,9 @@ describe('errors carry text, position and caret', () => {
     expect(exprError(() => ev('ceilDiv(1)')).detail).toBe('ceilDiv() takes 2 arguments, got 1');
     expect(exprError(() => ev('"a" * 2')).detail).toContain('"*" expects a number, got string');
     expect(exprError(() => ev('1 < "a"')).detail).toContain('compares two numbers or two strings');
-    expect(exprError(() => ev('sqrt(4)')).detail).toContain('unknown function "sqrt"');
+    expect(exprError(() => ev('cbrt(4)')).detail).toContain('unknown function "cbrt"');
+    expect(ev('sqrt(16)')).toBe(4);
+    expect(exprError(() => ev('sqrt(-1)')).detail).toContain('sqrt() of negative -1');
     expect(exprError(() => ev('min')).detail).toContain('is a function');
     expect(exprError(() => ev('device.limits.has("x")')).detail).toContain('object has no method "has"');
     expect(exprError(() => ev('1 if x else 2')).detail).toContain('condition of "x if c else y" expects true/false');

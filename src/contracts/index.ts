@@ -6,5 +6,5 @@ export { normalizeInputs, type NormalizedInputs, type TunableValue } from './inp
 export { resolveContract, deviceLabel, type ResolveOptions, type Plan, type PlanPass, type PlanBinding, type PlanIntermediate } from './plan.ts';
 export { requirementFailure, conditionFailure, selectionOrder, offendingNames } from './select.ts';
 export { packStruct, packByLayout, PackError, type PackedField, type PackedStruct } from './layout.ts';
-export { templateContext, shaderContexts, type TemplateContext } from './template.ts';
+export { templateContext, shaderContexts, type TemplateContext, type TemplateBinding } from './template.ts';
 export * from './types.ts';

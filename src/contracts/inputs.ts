@@ -40,6 +40,7 @@ export function normalizeInputs(
   const shapes: Record<string, readonly number[]> = {};
   const ranks: Record<string, number> = {};
   for (const [name, shape] of Object.entries(req.shapes)) {
+    if (shape === undefined) continue;
     if (!(name in c.inputs) && !(name in c.outputs)) {
       fail(`shape "${name}"`, `not an input of ${c.name}${suggest(name, inputNames)}; inputs are ${list(inputNames)}`);
     }
@@ -47,9 +48,11 @@ export function normalizeInputs(
       fail(`input ${name}`, `shape must be a list of non-negative integers, got ${formatValue(shape)}`);
     }
   }
+  const required = inputNames.filter((n) => !c.inputs[n]!.optional);
   for (const [name, inp] of Object.entries(c.inputs)) {
     const shape = req.shapes[name];
-    if (shape === undefined) fail(`input ${name}`, `missing shape${inp.onnx ? ` (ONNX input "${inp.onnx}")` : ''}; give a shape for every input: ${list(inputNames)}`);
+    if (shape === undefined && inp.optional) continue; // an absent optional input: no shape, rank or dtype
+    if (shape === undefined) fail(`input ${name}`, `missing shape${inp.onnx ? ` (ONNX input "${inp.onnx}")` : ''}; give a shape for every required input: ${list(required)}`);
     if (inp.rank !== undefined && shape!.length !== inp.rank) {
       fail(`input ${name}`, `must have rank ${inp.rank}, got shape ${formatValue(shape)} (rank ${shape!.length})`);
     }
@@ -64,6 +67,10 @@ export function normalizeInputs(
     if (!(name in c.inputs) && !(name in c.outputs)) fail(`dtype "${name}"`, `not an input of ${c.name}${suggest(name, inputNames)}; inputs are ${list(inputNames)}`);
   }
   for (const [name, inp] of Object.entries(c.inputs)) {
+    if (!(name in shapes)) {
+      if (req.dtypes?.[name] !== undefined) fail(`input ${name}`, `dtype given, but the optional input has no shape (leave both out when the input is absent)`);
+      continue;
+    }
     const allowed = tcs[inp.dtype] ?? [inp.dtype];
     let dt = req.dtypes?.[name];
     if (dt === undefined) {

@@ -23,10 +23,26 @@ export interface ResolveOptions {
   kernels?: KernelLookup;
   /** Where the contract came from (a file name), for messages. */
   source?: string;
+  /**
+   * Consider only this variant (tests and benchmarks that run every variant the device supports). When its
+   * `requires` or `when` fail, the ContractError gives the reason as usual.
+   */
+  variant?: string;
 }
 
 export type PlanBinding =
-  | { kind: 'tensor'; key: string; name: string; tensor: string; role: 'input' | 'output'; access: BufferAccess; elementType?: string; index?: number }
+  | {
+      kind: 'tensor';
+      key: string;
+      name: string;
+      tensor: string;
+      role: 'input' | 'output';
+      access: BufferAccess;
+      elementType?: string;
+      index?: number;
+      /** The tensor is an optional input left out of this request: bind a placeholder buffer (it is not read). */
+      absent?: true;
+    }
   | { kind: 'scratch'; key: string; name: string; intermediate: string; access: BufferAccess; elementType?: string; index?: number }
   | { kind: 'uniform'; key: string; name: string; fields: PackedField[]; values: Record<string, number>; size: number; data: ArrayBuffer; index?: number };
 
@@ -119,7 +135,11 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
   // Selection.
   const rejected: Rejection[] = [];
   let chosen: { v: VariantSpec; scope: Scope } | undefined;
+  if (opts.variant !== undefined && !contract.variants.some((v) => v.id === opts.variant)) {
+    throw new ContractInputError(label, `variant "${opts.variant}"`, `not a variant of ${contract.name}; variants: ${contract.variants.map((v) => v.id).join(', ')}`);
+  }
   for (const v of selectionOrder(contract.variants)) {
+    if (opts.variant !== undefined && v.id !== opts.variant) continue;
     const scope = root.child({ derive: v.derive, label: `variants.${v.id}.derive` });
     const why = requirementFailure(v, opts.device, opts.kernels) ?? conditionFailure(v, scope);
     if (why) {
@@ -257,17 +277,19 @@ function bindSpec(c: Ctx, s: Scope, path: string, key: string, spec: BindingSpec
   if (spec.struct) return packUniform(c, s, path, key, name, spec.struct);
   if (spec.arg !== undefined) {
     const role = spec.arg in c.contract.inputs ? 'input' : 'output';
-    return { kind: 'tensor', key, name, tensor: spec.arg, role, access: access ?? spec.buffer ?? (role === 'input' ? 'read-only-storage' : 'storage'), ...et };
+    const absent = role === 'input' && c.contract.inputs[spec.arg]!.optional && c.opts.shapes[spec.arg] === undefined ? { absent: true as const } : {};
+    return { kind: 'tensor', key, name, tensor: spec.arg, role, access: access ?? spec.buffer ?? (role === 'input' ? 'read-only-storage' : 'storage'), ...et, ...absent };
   }
   return { kind: 'scratch', key, name, intermediate: spec.scratch!, access: access ?? spec.buffer ?? 'storage', ...et };
 }
 
+/** Template-shader passes: binding index = position in the pass's `bindings` list (group 0). */
 function shaderBindings(c: Ctx, p: PassSpec, s: Scope, path: string): PlanBinding[] {
   return (p.bindings ?? []).map((b, i) => {
-    if (typeof b !== 'string') return bindSpec(c, s, path, b.name ?? `binding${i}`, b);
+    if (typeof b !== 'string') return { ...bindSpec(c, s, path, b.name ?? `binding${i}`, b), index: i };
     const spec = c.contract.bindings?.[b];
     if (!spec) return c.planFail(`pass ${path} bindings[${i}]`, `unknown binding "${b}"`);
-    return bindSpec(c, s, path, b, spec);
+    return { ...bindSpec(c, s, path, b, spec), index: i };
   });
 }
 

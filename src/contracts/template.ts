@@ -1,7 +1,9 @@
 /**
  * Template contexts for rendering a pass's `.wgsl.jinja` shader: every derived value (contract,
  * variant, enclosing repeat groups and the pass), plus the namespaces attrs, tunables, shapes, ranks,
- * dtypes and repeat, plus the pass's bindings by WGSL name (uniform structs with their fields).
+ * dtypes and repeat, plus the pass's bindings: `bindings` in order, and `binding` by WGSL name, each with
+ * its group-0 `index` (position in the pass's list), its WGSL access mode (`read` / `read_write`) and, for
+ * uniform structs, the fields in packing order (so the WGSL struct is generated from the packer's list).
  */
 import type { Plan, PlanPass } from './plan.ts';
 
@@ -14,10 +16,37 @@ export interface TemplateContext extends Record<string, unknown> {
   repeat: Record<string, number>;
   variant: string;
   pass: { id: string; path: string; name: string; shader?: string; kernel?: string };
-  bindings: { name: string; kind: string; access?: string; elementType?: string; fields?: { name: string; type: string }[] }[];
+  bindings: TemplateBinding[];
+  binding: Record<string, TemplateBinding>;
+}
+
+export interface TemplateBinding {
+  name: string;
+  kind: string;
+  index: number;
+  /** Storage bindings: the contract's access ('storage' | 'read-only-storage') and the WGSL spelling. */
+  access?: string;
+  wgslAccess?: 'read' | 'read_write';
+  elementType?: string;
+  /** Tensor bindings of an absent optional input. */
+  absent?: boolean;
+  fields?: { name: string; type: string }[];
 }
 
 export function templateContext(plan: Plan, pass: PlanPass): TemplateContext {
+  const bindings: TemplateBinding[] = pass.bindings.map((b, i) =>
+    b.kind === 'uniform'
+      ? { name: b.name, kind: b.kind, index: b.index ?? i, fields: b.fields.map((f) => ({ name: f.name, type: f.type })) }
+      : {
+          name: b.name,
+          kind: b.kind,
+          index: b.index ?? i,
+          access: b.access,
+          wgslAccess: b.access === 'read-only-storage' ? 'read' : 'read_write',
+          ...(b.elementType ? { elementType: b.elementType } : {}),
+          ...(b.kind === 'tensor' && b.absent ? { absent: true } : {}),
+        },
+  );
   return {
     ...plan.derived,
     ...pass.derived,
@@ -29,11 +58,8 @@ export function templateContext(plan: Plan, pass: PlanPass): TemplateContext {
     repeat: pass.repeat,
     variant: plan.variant,
     pass: { id: pass.id, path: pass.path, name: pass.name, ...(pass.shader ? { shader: pass.shader } : {}), ...(pass.kernel ? { kernel: pass.kernel } : {}) },
-    bindings: pass.bindings.map((b) =>
-      b.kind === 'uniform'
-        ? { name: b.name, kind: b.kind, fields: b.fields.map((f) => ({ name: f.name, type: f.type })) }
-        : { name: b.name, kind: b.kind, access: b.access, ...(b.elementType ? { elementType: b.elementType } : {}) },
-    ),
+    bindings,
+    binding: Object.fromEntries(bindings.map((b) => [b.name, b])),
   };
 }
 

@@ -10,6 +10,12 @@ export interface ContractInput {
   /** A type-constraint name (e.g. "T") or a concrete dtype. */
   dtype: string;
   rank?: number;
+  /**
+   * An optional input (e.g. an ONNX optional bias) may be left out of a resolve request: it then has no shape,
+   * dtype or rank (`has(shapes, "name")` is false), and a pass binding that names it resolves to a tensor
+   * binding marked `absent` (the runner binds a placeholder buffer; templates test `has(...)`-derived flags).
+   */
+  optional?: boolean;
   description?: string;
 }
 export interface ContractOutput {

@@ -1,0 +1,278 @@
+/**
+ * Running a kernel contract on a device: resolve the plan, render each template pass's `.wgsl.jinja` shader from
+ * its template context (@huggingface/jinja), get pipelines from the device's PipelineCache with the explicit
+ * layout the plan's bindings give (index = position in the pass's list), allocate scratch buffers, and record
+ * every pass into one Recorder (one submit).
+ *
+ *   runContract(dev, contract, { inputs, attributes, tunables })  host arrays in, host arrays out (tests, tools)
+ *   recordContract(rec, dev, plan, tensors)                       tensors already on the GPU (models): records only
+ *
+ * Template files are looked up by the pass's bare `shader` name in src/kernels/qmoe/, then src/kernels/ (or by a
+ * caller-supplied `loadShader`). Rendered sources are cached by (shader, hash of the context); pipelines by the
+ * PipelineCache (source hash + layout); both per plan in a WeakMap so re-recording a plan costs no hashing.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Template } from '@huggingface/jinja';
+import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
+import type { TesseraDevice } from '../gpu/device.ts';
+import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
+import { Recorder, type KernelTime } from '../gpu/recorder.ts';
+import { ContractInputError } from './errors.ts';
+import { resolveContract, type Plan, type PlanPass, type ResolveOptions } from './plan.ts';
+import { templateContext } from './template.ts';
+import { DTYPE_BYTES, type AttributeValue, type KernelContract } from './types.ts';
+import type { TunableValue } from './inputs.ts';
+
+/** Directories searched for a pass's `shader` template, in order. */
+export const SHADER_DIRS = [fileURLToPath(new URL('../kernels/qmoe/', import.meta.url)), fileURLToPath(new URL('../kernels/', import.meta.url))];
+
+export type ShaderLoader = (name: string) => string;
+
+export class ShaderTemplateError extends Error {
+  override name = 'ShaderTemplateError';
+  constructor(shader: string, detail: string) {
+    super(`shader template ${shader}: ${detail}`);
+  }
+}
+
+/** Reads a template by bare file name from SHADER_DIRS. */
+export const loadShaderFile: ShaderLoader = (name) => {
+  if (name.includes('/') || name.includes('\\')) throw new ShaderTemplateError(name, 'a contract names shaders by bare file name');
+  for (const dir of SHADER_DIRS) {
+    const file = `${dir}${name}`;
+    if (existsSync(file)) return readFileSync(file, 'utf8');
+  }
+  throw new ShaderTemplateError(name, `not found in ${SHADER_DIRS.join(', ')}`);
+};
+
+const parsed = new Map<string, Template>();
+const rendered = new Map<string, string>();
+
+/** Tidies jinja output: no trailing spaces, at most one blank line in a row, one final newline. */
+function tidy(src: string): string {
+  return `${src
+    .split('\n')
+    .map((l) => l.replace(/\s+$/, ''))
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()}\n`;
+}
+
+/** Renders the WGSL of a template pass (cached by shader name + context hash). */
+export function renderPassShader(plan: Plan, pass: PlanPass, load: ShaderLoader = loadShaderFile): string {
+  if (!pass.shader) throw new ShaderTemplateError(pass.path, 'the pass names no shader template');
+  const shader = pass.shader;
+  const ctx = templateContext(plan, pass);
+  const key = `${shader}|${hashString(JSON.stringify(ctx))}`;
+  const hit = rendered.get(key);
+  if (hit !== undefined) return hit;
+  const loaderKey = load === loadShaderFile ? shader : undefined;
+  let tpl = loaderKey ? parsed.get(loaderKey) : undefined;
+  if (!tpl) {
+    const text = load(shader);
+    try {
+      tpl = new Template(text);
+    } catch (e) {
+      throw new ShaderTemplateError(shader, `does not parse: ${(e as Error).message}`);
+    }
+    if (loaderKey) parsed.set(loaderKey, tpl);
+  }
+  let out: string;
+  try {
+    out = tidy(tpl.render(ctx as Record<string, unknown>));
+  } catch (e) {
+    throw new ShaderTemplateError(shader, `failed to render for ${plan.variant} pass ${pass.path}: ${(e as Error).message}`);
+  }
+  if (rendered.size > 2048) rendered.clear();
+  rendered.set(key, out);
+  return out;
+}
+
+/** A GPU tensor (or a range of a buffer) bound by contract tensor name. */
+export interface GpuTensorRef {
+  buffer: GPUBuffer;
+  offset?: number;
+  size?: number;
+}
+
+interface PreparedPass {
+  pass: PlanPass;
+  label: string;
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+}
+
+const prepared = new WeakMap<Plan, { dev: TesseraDevice; passes: PreparedPass[] }>();
+const placeholders = new WeakMap<TesseraDevice, GPUBuffer>();
+
+function layoutOf(pass: PlanPass): LayoutEntry[] {
+  return pass.bindings.map((b, i) => ({ binding: b.index ?? i, type: b.kind === 'uniform' ? 'uniform' : b.access }));
+}
+
+/** Renders and compiles every pass of a plan (cached per plan and device). */
+export async function prepareContract(dev: TesseraDevice, plan: Plan, load: ShaderLoader = loadShaderFile): Promise<PreparedPass[]> {
+  const hit = prepared.get(plan);
+  if (hit && hit.dev === dev) return hit.passes;
+  const passes: PreparedPass[] = [];
+  for (const pass of plan.passes) {
+    if (!pass.shader) throw new ShaderTemplateError(pass.path, `names registry kernel ${pass.kernel}; run registry-kernel contracts with the op runner (src/ops/runner.ts)`);
+    const code = renderPassShader(plan, pass, load);
+    const label = `${pass.name} [${plan.variant}]`;
+    const { pipeline, layout } = await dev.pipelines.get({ code, entryPoint: 'main', layout: layoutOf(pass), label });
+    passes.push({ pass, label, pipeline, layout });
+  }
+  prepared.set(plan, { dev, passes });
+  return passes;
+}
+
+function placeholder(dev: TesseraDevice): GPUBuffer {
+  let b = placeholders.get(dev);
+  if (!b) {
+    b = dev.device.createBuffer({ size: 16, usage: STORAGE_USAGE, label: 'tessera.absent-optional-input' });
+    placeholders.set(dev, b);
+  }
+  return b;
+}
+
+/**
+ * Records every pass of `plan` into `rec`. `tensors` maps contract input and output names to GPU buffers
+ * (outputs sized as plan.outputs says); absent optional inputs get a placeholder. Scratch buffers come from the
+ * device's pool and go back to it after the submit.
+ */
+export async function recordContract(rec: Recorder, dev: TesseraDevice, plan: Plan, tensors: Readonly<Record<string, GpuTensorRef>>, load?: ShaderLoader): Promise<void> {
+  const passes = await prepareContract(dev, plan, load);
+  const scratch = new Map<string, GPUBuffer>();
+  for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
+  for (const { pass, label, pipeline, layout } of passes) {
+    const entries: GPUBindGroupEntry[] = pass.bindings.map((b, i) => {
+      const binding = b.index ?? i;
+      if (b.kind === 'uniform') return { binding, resource: rec.uniform(b.data) };
+      if (b.kind === 'scratch') return { binding, resource: { buffer: scratch.get(b.intermediate)! } };
+      if (b.absent) return { binding, resource: { buffer: placeholder(dev) } };
+      const t = tensors[b.tensor];
+      if (!t) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
+      return { binding, resource: { buffer: t.buffer, ...(t.offset !== undefined ? { offset: t.offset } : {}), ...(t.size !== undefined ? { size: t.size } : {}) } };
+    });
+    const bindGroup = dev.device.createBindGroup({ label, layout, entries });
+    rec.dispatch({ label, pipeline, bindGroup, workgroups: pass.dispatch });
+  }
+  for (const b of scratch.values()) rec.releaseAfterSubmit(b);
+}
+
+/** A host tensor: float16 data is raw bits (Uint16Array). */
+export interface HostTensor {
+  dtype: string;
+  shape: readonly number[];
+  data: ArrayBufferView;
+}
+
+export interface RunContractOptions {
+  inputs: Readonly<Record<string, HostTensor>>;
+  attributes?: Readonly<Record<string, AttributeValue>>;
+  tunables?: Readonly<Record<string, TunableValue>>;
+  /** Run only this variant (ContractError when it does not apply). */
+  variant?: string;
+  /** Where the contract came from, for messages. */
+  source?: string;
+  loadShader?: ShaderLoader;
+  /** Reuse a plan resolved earlier for the same shapes (skips resolution). */
+  plan?: Plan;
+}
+
+export interface RunContractResult {
+  outputs: Record<string, HostTensor>;
+  plan: Plan;
+  /** Per-dispatch GPU times when the device records timestamps. */
+  times: KernelTime[];
+}
+
+const numel = (shape: readonly number[]) => shape.reduce((a, d) => a * d, 1);
+
+/** Resolves the contract for these host inputs (checking that each array matches its shape and dtype). */
+export function planFor(dev: TesseraDevice, contract: KernelContract, opts: RunContractOptions): Plan {
+  const label = `${contract.domain ? `${contract.domain}.` : ''}${contract.name}${opts.source ? ` (${opts.source})` : ''}`;
+  const shapes: Record<string, readonly number[]> = {};
+  const dtypes: Record<string, string> = {};
+  for (const [name, t] of Object.entries(opts.inputs)) {
+    if (!(name in contract.inputs)) continue; // resolveContract names it
+    const bytes = DTYPE_BYTES[t.dtype];
+    if (bytes === undefined) throw new ContractInputError(label, `input ${name}`, `unknown dtype "${t.dtype}"`);
+    const want = Math.ceil(numel(t.shape) * bytes);
+    if (t.data.byteLength !== want) {
+      throw new ContractInputError(label, `input ${name}`, `data has ${t.data.byteLength} bytes, but shape [${t.shape.join(', ')}] of ${t.dtype} needs ${want}`);
+    }
+    shapes[name] = t.shape;
+    dtypes[name] = t.dtype;
+  }
+  for (const name of Object.keys(opts.inputs)) {
+    if (!(name in contract.inputs)) shapes[name] = opts.inputs[name]!.shape; // let the resolver report it
+  }
+  const ro: ResolveOptions = {
+    shapes,
+    dtypes,
+    ...(opts.attributes ? { attributes: opts.attributes } : {}),
+    ...(opts.tunables ? { tunables: opts.tunables } : {}),
+    ...(opts.variant ? { variant: opts.variant } : {}),
+    ...(opts.source ? { source: opts.source } : {}),
+    device: dev.caps,
+  };
+  return resolveContract(contract, ro);
+}
+
+function hostArray(dtype: string, buf: ArrayBuffer): ArrayBufferView {
+  switch (dtype) {
+    case 'float32':
+      return new Float32Array(buf);
+    case 'float16':
+    case 'bfloat16':
+    case 'uint16':
+      return new Uint16Array(buf);
+    case 'int32':
+      return new Int32Array(buf);
+    case 'uint32':
+      return new Uint32Array(buf);
+    case 'int8':
+      return new Int8Array(buf);
+    default:
+      return new Uint8Array(buf);
+  }
+}
+
+/**
+ * Host arrays in, host arrays out: resolve, upload, record every pass into one submit, read the outputs back.
+ * Input and output buffers live for this call only.
+ */
+export async function runContract(dev: TesseraDevice, contract: KernelContract, opts: RunContractOptions): Promise<RunContractResult> {
+  const plan = opts.plan ?? planFor(dev, contract, opts);
+  const tensors: Record<string, GpuTensorRef> = {};
+  const uploaded: GPUBuffer[] = [];
+  for (const [name, t] of Object.entries(opts.inputs)) {
+    const buf = uploadBuffer(dev.device, t.data, `${plan.contract}.${name}`);
+    uploaded.push(buf);
+    tensors[name] = { buffer: buf };
+  }
+  const outBufs = plan.outputs.map((o) => {
+    const bytes = Math.ceil(numel(o.shape) * DTYPE_BYTES[o.dtype]!);
+    const buffer = dev.buffers.acquire(Math.max(16, bytes), STORAGE_USAGE, `${plan.contract}.${o.name}`);
+    tensors[o.name] = { buffer };
+    return { ...o, buffer, bytes };
+  });
+  const rec = new Recorder(dev);
+  let submitted = false;
+  try {
+    await recordContract(rec, dev, plan, tensors, opts.loadShader);
+    for (const b of uploaded) rec.destroyAfterSubmit(b);
+    submitted = true;
+    const times = await rec.submit();
+    const outputs: Record<string, HostTensor> = {};
+    for (const o of outBufs) {
+      const data = o.bytes > 0 ? await readBuffer(dev.device, o.buffer, o.bytes) : new ArrayBuffer(0);
+      outputs[o.name] = { dtype: o.dtype, shape: o.shape, data: hostArray(o.dtype, data) };
+    }
+    return { outputs, plan, times };
+  } finally {
+    if (!submitted) for (const b of uploaded) b.destroy();
+    for (const o of outBufs) dev.buffers.release(o.buffer);
+  }
+}
