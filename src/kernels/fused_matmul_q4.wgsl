@@ -12,10 +12,15 @@
 //
 // Entry points (workgroup_size(256, 1, 1); one workgroup = 32 consecutive columns n of one row m; needs `subgroups`,
 // correct for any subgroup size and any mapping of invocations to subgroups):
-//   main_gemv      (matmul.q4_fused_gemv)      the workgroup stages A[m, :] in workgroup memory (8 blocks = 8 KiB
-//                                              at a time) and every subgroup reads it from there.
-//   main_multicol  (matmul.q4_fused_multicol)  no staging and no barrier in the main loop: subgroups read A straight
-//                                              from global memory (cached); for the LM head (N large, K small).
+//   main_gemv      (matmul.q4_fused_gemv)      no staging and no barrier in the main loop: subgroups read A straight
+//                                              from global memory, where it stays cached (one copy per SM/core for
+//                                              all workgroups of the row). The decode path.
+//   main_multicol  (matmul.q4_fused_multicol)  the workgroup stages A[m, :] in workgroup memory (8 blocks = 8 KiB at
+//                                              a time, barriers around each) and every subgroup reads it from there:
+//                                              the alternative for GPUs whose caches serve repeated global reads
+//                                              poorly. On SwiftShader it is ~3x slower than main_gemv (its workgroup
+//                                              memory reads are slow); on NVIDIA workgroup memory and L1 are the same
+//                                              SRAM, so it should not win there.
 // Work split (both): the 32 columns are 8 quads of 4 columns. Subgroups number themselves with a workgroup atomic
 // (sid < nsg). With nsg >= 8, subgroup sid works on quad sid % 8 and on the blocks b = p, p + P, ... of the row
 // (p = sid / 8, P = min(nsg / 8, 8) parts per quad; subgroups past 8P idle, which WebGPU's minimum subgroup size 4
@@ -58,7 +63,7 @@ const QUADS: u32 = 8u;         // COLS / 4
 const BLOCK_V4: u32 = 9u;      // 144-byte block = 9 vec4<u32>
 const SLOTS: u32 = 8u;         // 16-byte nibble slots per block
 const BLOCK_A4: u32 = 64u;     // 256 activations = 64 vec4<f32>
-const CHUNK_BLOCKS: u32 = 8u;  // main_gemv: blocks of A staged per pass (8 KiB)
+const CHUNK_BLOCKS: u32 = 8u;  // main_multicol: blocks of A staged per pass (8 KiB)
 const MAX_PARTS: u32 = 8u;     // subgroups per quad used at most (subgroup size >= 4: at most 64 subgroups)
 
 var<workgroup> a_sh: array<vec4<f32>, 512>;  // CHUNK_BLOCKS * BLOCK_A4
@@ -139,7 +144,7 @@ fn slot_a_offset(t: u32) -> u32 {
   return (t >> 1u) * 16u + (t & 1u) * 4u;
 }
 
-// main_gemv: blocks c0 + p, c0 + p + P, ... (< c0 + cnb) of the quad at n0, A from a_sh (chunk-relative).
+// main_multicol: blocks c0 + p, c0 + p + P, ... (< c0 + cnb) of the quad at n0, A from a_sh (chunk-relative).
 fn quad_chunk_shared(n0: u32, nb: u32, c0: u32, cnb: u32, p: u32, P: u32, lane: u32, S: u32) -> vec4<f32> {
   var acc = vec4<f32>(0.0);
   if (p >= cnb) {
@@ -157,7 +162,7 @@ fn quad_chunk_shared(n0: u32, nb: u32, c0: u32, cnb: u32, p: u32, P: u32, lane: 
   return acc;
 }
 
-// main_multicol: blocks p, p + P, ... (< nb) of the quad at n0, A from global memory (row offset a0 in vec4).
+// main_gemv: blocks p, p + P, ... (< nb) of the quad at n0, A from global memory (row offset a0 in vec4).
 fn quad_row_global(n0: u32, nb: u32, a0: u32, p: u32, P: u32, lane: u32, S: u32) -> vec4<f32> {
   var acc = vec4<f32>(0.0);
   if (p >= nb) {
@@ -220,18 +225,9 @@ fn main_gemv(
   let P = clamp(nsg / QUADS, 1u, MAX_PARTS);
   for (var r = 0u; r < rounds; r++) {
     let w = assignment(sid, nsg, r);
-    let n0 = tile * COLS + w.x * 4u;
     var acc = vec4<f32>(0.0);
-    for (var c0 = 0u; c0 < nb; c0 += CHUNK_BLOCKS) {
-      let cnb = min(CHUNK_BLOCKS, nb - c0);
-      workgroupBarrier();
-      for (var i = li; i < cnb * BLOCK_A4; i += 256u) {
-        a_sh[i] = A[a_row + c0 * BLOCK_A4 + i];
-      }
-      workgroupBarrier();
-      if (w.z != 0u) {
-        acc += quad_chunk_shared(n0, nb, c0, cnb, w.y, P, lane, S);
-      }
+    if (w.z != 0u) {
+      acc = quad_row_global(tile * COLS + w.x * 4u, nb, a_row, w.y, P, lane, S);
     }
     let sum = subgroupAdd(acc);
     if (w.z != 0u && leader) {
@@ -263,9 +259,18 @@ fn main_multicol(
   let P = clamp(nsg / QUADS, 1u, MAX_PARTS);
   for (var r = 0u; r < rounds; r++) {
     let w = assignment(sid, nsg, r);
+    let n0 = tile * COLS + w.x * 4u;
     var acc = vec4<f32>(0.0);
-    if (w.z != 0u) {
-      acc = quad_row_global(tile * COLS + w.x * 4u, nb, a_row, w.y, P, lane, S);
+    for (var c0 = 0u; c0 < nb; c0 += CHUNK_BLOCKS) {
+      let cnb = min(CHUNK_BLOCKS, nb - c0);
+      workgroupBarrier();
+      for (var i = li; i < cnb * BLOCK_A4; i += 256u) {
+        a_sh[i] = A[a_row + c0 * BLOCK_A4 + i];
+      }
+      workgroupBarrier();
+      if (w.z != 0u) {
+        acc += quad_chunk_shared(n0, nb, c0, cnb, w.y, P, lane, S);
+      }
     }
     let sum = subgroupAdd(acc);
     if (w.z != 0u && leader) {

@@ -94,7 +94,7 @@ export const MATMUL_QUANT_CASES: OpCase[] = [
   q4Case(1, 7, 512, { alpha: -0.5 }),
   q4Case(1, 33, 2816),
   q4Case(1, 1000, 256, { alpha: 0.125 }),
-  q4Case(1, 40, 4352), // 17 blocks: three staging chunks in main_gemv (8 + 8 + 1)
+  q4Case(1, 40, 4352), // 17 blocks: three staging chunks in q4_fused_multicol (8 + 8 + 1)
   q4Case(1, 5, 9216),
   q4Case(3, 7, 2816),
   q4Case(3, 300, 512),

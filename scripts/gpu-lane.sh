@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The GPU lane: the tests that need features SwiftShader lacks (shader-f16, subgroup matrices, wave32), plus the
+# benchmarks, on the GPU machine. Run through the device tool from the repo root:
+#   bash ../shared/gpu/prepare-device.sh vitest vite fast-check      (once, here)
+#   device run (carry .device):  source .device/enter.sh && bash scripts/gpu-lane.sh
+# Results go to $OUT (the device tool brings back at most 8 files).
+set -uo pipefail
+OUT=${OUT:-out/gpu-lane}
+mkdir -p "$OUT"
+export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse HEAD 2>/dev/null || cat .commit 2>/dev/null || echo unknown)}
+node bin/tessera.mjs devices --json > "$OUT/devices.json" 2>&1
+node bin/tessera.mjs selftest --json > "$OUT/selftest.json" 2>&1
+node node_modules/vitest/vitest.mjs run ${GPU_LANE_TESTS:-test/kernels test/models.test.ts test/qmoe-gpu.test.ts test/qmoe-gpu-templates.test.ts} \
+  --reporter=verbose 2>&1 | tee "$OUT/gpu-tests.log" | grep -E "✓|×|skipped|Tests|FAIL" | tail -60
+node --import tsx bench/decode.ts --out "$OUT/bench-decode.json" 2>&1 | tee "$OUT/bench-decode.log"
