@@ -4,6 +4,7 @@
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
  */
+import { gpuWait } from '../src/gpu/wait.ts';
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -109,7 +110,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     const tok = await sampler.record(rec, logits, step);
     rec.copy(tok, 0, staging, 0, 4);
     await rec.submit();
-    await staging.mapAsync(0x0001);
+    await gpuWait(staging.mapAsync(0x0001));
     const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
     staging.unmap();
     const ms = performance.now() - t0;

@@ -2,6 +2,7 @@
  * GPU buffers: a size-class pool (released buffers are reused by later acquires of the same class and usage),
  * upload helpers and readback.
  */
+import { gpuWait } from './wait.ts';
 /** GPUBufferUsage's values from the WebGPU spec (the global exists only once an implementation is loaded). */
 export const USAGE = {
   MAP_READ: 0x0001,
@@ -105,7 +106,7 @@ export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes = src.
   const enc = device.createCommandEncoder({ label: `readback:${src.label}` });
   enc.copyBufferToBuffer(src, offset, staging, 0, size);
   device.queue.submit([enc.finish()]);
-  await staging.mapAsync(0x0001 /* GPUMapMode.READ */);
+  await gpuWait(staging.mapAsync(0x0001 /* GPUMapMode.READ */));
   const out = staging.getMappedRange().slice(0, bytes);
   staging.unmap();
   staging.destroy();

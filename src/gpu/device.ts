@@ -139,7 +139,7 @@ function adapterInfoOf(info: GPUAdapterInfo): DeviceCaps['adapterInfo'] {
     description: i.description ?? '',
     ...(typeof i.subgroupMinSize === 'number' ? { subgroupMinSize: i.subgroupMinSize } : {}),
     ...(typeof i.subgroupMaxSize === 'number' ? { subgroupMaxSize: i.subgroupMaxSize } : {}),
-    subgroupMatrixConfigs: [...(i.subgroupMatrixConfigs ?? [])].map((c) => ({
+    subgroupMatrixConfigs: Array.from((i.subgroupMatrixConfigs ?? []) as Iterable<SubgroupMatrixConfig>).map((c) => ({
       componentType: c.componentType,
       resultComponentType: c.resultComponentType,
       M: c.M,
@@ -163,11 +163,16 @@ export async function createDevice(opts: CreateDeviceOptions = {}): Promise<Tess
     errors.push(msg);
     console.error(`[tessera] WebGPU error: ${msg}`);
   });
-  const info = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo ?? adapter.info;
+  // Dawn reports subgroupMatrixConfigs on the adapter's info (the device's adapterInfo has none).
+  const info = adapterInfoOf((device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo ?? adapter.info);
+  const fromAdapter = adapterInfoOf(adapter.info);
+  if (!info.subgroupMatrixConfigs.length && device.features.has('chromium-experimental-subgroup-matrix' as GPUFeatureName)) {
+    info.subgroupMatrixConfigs = fromAdapter.subgroupMatrixConfigs;
+  }
   const caps: DeviceCaps = {
     features: new Set([...device.features].filter((f) => !disabled.has(f))),
     limits: limitsOf(device.limits),
-    adapterInfo: adapterInfoOf(info),
+    adapterInfo: info,
   };
   const timestamps = (opts.timestamps ?? readConfig().timestamps) && caps.features.has('timestamp-query');
   const buffers = new BufferPool(device);

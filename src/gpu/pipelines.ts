@@ -3,6 +3,7 @@
  * Layouts are explicit (from registry or contract binding lists), so a kernel may declare bindings its
  * entry point leaves unused and still be bound by name.
  */
+import { gpuWait } from './wait.ts';
 export type BindingKind = 'uniform' | 'storage' | 'read-only-storage';
 
 export interface LayoutEntry {
@@ -59,8 +60,8 @@ export class PipelineCache {
     if (!module) {
       this.device.pushErrorScope('validation');
       module = this.device.createShaderModule({ code: req.code, label: req.label });
-      const info = await module.getCompilationInfo();
-      const scopeErr = await this.device.popErrorScope();
+      const info = await gpuWait(module.getCompilationInfo());
+      const scopeErr = await gpuWait(this.device.popErrorScope());
       const errs = info.messages.filter((m) => m.type === 'error');
       if (errs.length || scopeErr) {
         const lines = req.code.split('\n');
@@ -85,7 +86,7 @@ export class PipelineCache {
       layout: this.device.createPipelineLayout({ label: req.label, bindGroupLayouts: [layout] }),
       compute,
     });
-    const err = await this.device.popErrorScope();
+    const err = await gpuWait(this.device.popErrorScope());
     if (err) throw new ShaderCompileError(req.label, err.message);
     const entry = { pipeline, layout };
     this.pipelines.set(key, entry);

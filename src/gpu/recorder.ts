@@ -2,6 +2,7 @@
  * Command recorder: many dispatches in one compute pass and one submit. With timestamps on, each dispatch gets
  * its own pass with timestampWrites so its GPU time can be read back by kernel label.
  */
+import { gpuWait } from './wait.ts';
 import { USAGE } from './buffers.ts';
 import type { TesseraDevice } from './device.ts';
 
@@ -142,7 +143,7 @@ export class Recorder {
     }
     for (const c of this.arena) device.queue.writeBuffer(c.buffer, 0, c.cpu, 0, Math.min(c.used, c.cpu.byteLength));
     device.queue.submit([enc.finish()]);
-    const err = await device.popErrorScope();
+    const err = await gpuWait(device.popErrorScope());
     for (const b of this.transient) b.destroy();
     this.transient = [];
     // Pool reuse is ordered by the queue: a later writeBuffer to a reused chunk runs after this submit's work.
@@ -155,7 +156,7 @@ export class Recorder {
     }
     const times: KernelTime[] = [];
     if (readback) {
-      await readback.mapAsync(0x0001);
+      await gpuWait(readback.mapAsync(0x0001));
       const t = new BigUint64Array(readback.getMappedRange().slice(0));
       readback.unmap();
       for (let i = 0; i < labels.length; i++) times.push({ label: labels[i]!, ms: Number(t[2 * i + 1]! - t[2 * i]!) / 1e6 });
@@ -163,7 +164,7 @@ export class Recorder {
       resolve?.destroy();
       querySet?.destroy();
     } else if (opts.wait) {
-      await device.queue.onSubmittedWorkDone();
+      await gpuWait(device.queue.onSubmittedWorkDone());
     }
     return times;
   }

@@ -9,9 +9,11 @@
 // workgroup memory (A and B tiles, 2 x 4 KiB). Out-of-range rows, columns and k are zero-filled on load
 // and masked on store, so M, N, K need not be multiples of anything; K = 0 writes zeros.
 //
-// For M <= 4 (decode) the same dispatch runs a GEMV mapping instead (small_m below): 4 invocations per column,
-// each B element read once for all M rows, partial sums added in workgroup memory.
-// Dispatch: [ceil(N / 64), ceil(M / 64), 1] (workgroup_id.x = column tile, .y = row tile).
+// For M <= 4 (decode) a GEMV mapping runs instead (small_m below): each B element read once for all M rows,
+// lanes per column summed by a tree in workgroup memory; the dispatch width picks 8 columns x 32 lanes or
+// 64 columns x 4 lanes per workgroup.
+// Dispatch: M > 4: [ceil(N / 64), ceil(M / 64), 1] (workgroup_id.x = column tile, .y = row tile);
+//           M <= 4: [ceil(N / 8), 1, 1] (8 columns per workgroup) or [ceil(N / 64), 1, 1] (64 columns).
 // Limits: ceil(M / 64) and ceil(N / 64) <= 65535 (M, N <= 4,194,240); indices are u32.
 //
 // Bindings (group 0):
@@ -47,13 +49,14 @@ fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(local_invocation_id) lid: vec3<u32>,
   @builtin(local_invocation_index) li: u32,
+  @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
   let M = u.M;
   let N = u.N;
   let K = u.K;
   if (M <= SMALL_M) {
     // Uniform branch (M is a uniform): decode-sized A takes the GEMV mapping, same dispatch.
-    small_m(wid.x * TILE, li);
+    small_m(wid.x, nwg.x, li);
     return;
   }
   let row0 = wid.y * TILE;
@@ -105,23 +108,28 @@ fn main(
 }
 
 const SMALL_M: u32 = 4u;
-const LANES: u32 = 4u; // invocations per column in the GEMV mapping (256 = 64 columns x 4 lanes)
 
 var<workgroup> partial: array<vec4<f32>, 256>;
 
-// GEMV mapping for M <= 4 (decode): the workgroup's 64 columns get 4 consecutive invocations each; lane l sums
-// k = l, l + 4, ... of B[col, :] against every row of A (all M rows at once, so each B element is read once), then
-// the 4 lanes' partial sums are added through workgroup memory.
-fn small_m(col0: u32, li: u32) {
+// GEMV mapping for M <= 4 (decode). The dispatch width picks the columns per workgroup: with at least ceil(N / 8)
+// workgroups, 8 columns x 32 lanes (wide GPUs: many workgroups, long coalesced runs of k per column); otherwise
+// 64 columns x 4 lanes (CPU-emulated adapters, which pay per workgroup). Lane l of a column sums k = l, l + lanes,
+// ... of B[col, :] against every row of A (each B element read once for all M rows), then a tree in workgroup
+// memory adds the lanes.
+fn small_m(wg: u32, groups: u32, li: u32) {
   let M = u.M;
   let N = u.N;
   let K = u.K;
-  let c = col0 + li / LANES;
-  let lane = li % LANES;
+  var lanes = 4u;
+  if (groups >= (N + 7u) / 8u) {
+    lanes = 32u;
+  }
+  let c = wg * (256u / lanes) + li / lanes;
+  let lane = li % lanes;
   var acc = vec4<f32>(0.0);
   if (c < N) {
     let b0 = c * K;
-    for (var k = lane; k < K; k += LANES) {
+    for (var k = lane; k < K; k += lanes) {
       let b = B[b0 + k];
       var a = vec4<f32>(0.0);
       for (var m = 0u; m < M; m++) {
@@ -132,10 +140,16 @@ fn small_m(col0: u32, li: u32) {
   }
   partial[li] = acc;
   workgroupBarrier();
+  for (var s = lanes / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) {
+      partial[li] += partial[li + s];
+    }
+    workgroupBarrier();
+  }
   if (lane == 0u && c < N) {
-    let s = (partial[li] + partial[li + 1u] + partial[li + 2u] + partial[li + 3u]) * u.alpha;
+    let v = partial[li] * u.alpha;
     for (var m = 0u; m < M; m++) {
-      C[m * N + c] = s[m];
+      C[m * N + c] = v[m];
     }
   }
 }

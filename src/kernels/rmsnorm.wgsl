@@ -22,6 +22,10 @@
 //                                                  tree reduction.
 //   main_subgroup        (rmsnorm.subgroup)        as main, reduction with subgroupAdd (needs `subgroups`).
 //   main_small_subgroup  (rmsnorm.small_subgroup)  as main_small, reduction with subgroupAdd.
+// Measured on an H200 (wall clock, H = 4096, 512 rows, pre-norm residual): main 20.9 us, main_small 20.4,
+// main_subgroup 18.0, main_small_subgroup 16.8, main_cached 28.9 (the second pass of the others hits L1/L2, and
+// main_cached pays occupancy and Dawn's zero-fill of 16 KiB workgroup memory per workgroup; with H = 128 it is
+// 2.5x slower than main). For H well below 256, most of each workgroup idles.
 // Invocation i of a row's workgroup handles elements j = i, i + 256, i + 512, ... Rows past 4 (small) or
 // 4096 (cached) elements fall back to re-reading global memory, so every entry point is exact for every H.
 // The subgroup reduction does not assume any subgroup size or layout (see workgroup_sum_sg).

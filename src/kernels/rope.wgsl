@@ -28,8 +28,8 @@
 //                                             computed by the host for the current length L > L_max.
 //   (rope.yarn has no entry point: HF YaRN needs original_max_position_embeddings, beta_fast/slow and the
 //    attention factor, which the registry's uniforms do not carry; use main with YaRN tables.)
-// In-kernel angles are range-reduced to [-pi, pi] before cos/sin; their accuracy is that of the device's
-// f32 exp2/log2 (the tables of `main` can be computed in f64 on the host).
+// In-kernel angles: theta in f32 (as HF computes it), cos/sin by range reduction and polynomials (cos_sin), not
+// the device builtins; the frequencies use the device's exp2/log2 (the tables of `main` can be computed in f64).
 // Dispatch: [min(ceil(seq_len * num_heads * (rotary_dim / 2) / 256), 65535), 1, 1].
 //
 // Bindings (group 0):
@@ -67,9 +67,9 @@ struct Uniforms {
 @group(0) @binding(3) var<storage, read_write> freqs_sin: array<f32>;
 
 const WG: u32 = 256u;
-const TWO_PI_HI: f32 = 6.28125;                // 2*pi split for range reduction: HI has 8 significant bits,
-const TWO_PI_LO: f32 = 0.0019353071795864769;  // so k * HI is exact for |k| < 2^16
-const INV_TWO_PI: f32 = 0.15915494309189535;
+const PIO2_HI: f32 = 1.5703125;              // pi/2 split for range reduction: HI has 8 significant bits, so
+const PIO2_LO: f32 = 4.838267923332751e-4;   // k * HI is exact for |k| < 2^16 (|theta| < ~1e5)
+const TWO_OVER_PI: f32 = 0.6366197723675814;
 
 // Pair (t, h, p) of grid index i; x = token, y = head, z = pair.
 fn decompose(i: u32, half: u32) -> vec3<u32> {
@@ -97,11 +97,21 @@ fn rotate(head_base: u32, p: u32, cs: vec2<f32>) {
   input[head_base + o1] = x0 * cs.y + x1 * cs.x;
 }
 
-// (cos, sin) of theta after reduction to [-pi, pi].
+// (cos, sin) of theta, to about 1e-7 on every device: the builtin cos/sin may be as coarse as Vulkan allows
+// (2^-11 absolute; SwiftShader's are ~2e-4 off), so reduce to r in [-pi/4, pi/4] plus a quadrant and use the
+// Taylor polynomials (truncation error < 2e-9 there).
 fn cos_sin(theta: f32) -> vec2<f32> {
-  let k = round(theta * INV_TWO_PI);
-  let r = (theta - k * TWO_PI_HI) - k * TWO_PI_LO;
-  return vec2<f32>(cos(r), sin(r));
+  let k = round(theta * TWO_OVER_PI);
+  let r = (theta - k * PIO2_HI) - k * PIO2_LO;
+  let r2 = r * r;
+  let s = fma(r * r2, fma(r2, fma(r2, fma(r2, 2.7557319e-6, -1.9841270e-4), 8.3333338e-3), -0.16666667), r);
+  let c = fma(r2, fma(r2, fma(r2, fma(r2, fma(r2, -2.7557320e-7, 2.4801588e-5), -1.3888889e-3), 4.1666668e-2), -0.5), 1.0);
+  switch (i32(k) & 3) {
+    case 0: { return vec2<f32>(c, s); }
+    case 1: { return vec2<f32>(-s, c); }
+    case 2: { return vec2<f32>(-c, -s); }
+    default: { return vec2<f32>(s, -c); }
+  }
 }
 
 // theta for HF default / linear rope: pos * base^(-2p/P) / scale.

@@ -2,6 +2,7 @@
  * The generation loop: prefill the prompt, then one submit per token (forward + LM head + GPU sampling), reading
  * back only the sampled token id. Streams text as an async iterator.
  */
+import { gpuWait } from '../gpu/wait.ts';
 import { USAGE } from '../gpu/buffers.ts';
 import type { LoadedModel } from '../models/load.ts';
 import type { KvCache } from '../models/decoder.ts';
@@ -74,7 +75,7 @@ export async function* generateTokens(
       const token = await sampler.record(rec, logits, ids.length);
       rec.copy(token, 0, staging, 0, 4);
       await rec.submit();
-      await staging.mapAsync(0x0001);
+      await gpuWait(staging.mapAsync(0x0001));
       const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
       staging.unmap();
       if (ids.length === 0) tFirst = now();

@@ -78,6 +78,8 @@ export interface HarnessOptions {
   filter?: (variantId: string) => boolean;
   /** Run only cases whose name passes. */
   caseFilter?: (caseName: string) => boolean;
+  /** Include cases marked heavy (default false). */
+  heavy?: boolean;
   /** Replace the op's cases. */
   cases?: OpCase[];
   /** Replace the dispatch size (tests of the harness and of grid-stride loops). */
@@ -249,7 +251,7 @@ export async function runOp(dev: TesseraDevice, op: ReferenceOp, opts: HarnessOp
   const registry = opts.registry ?? defaultRegistry();
   const operation = registry.operations.get(op);
   if (!operation) throw new Error(`operation "${op}" is not in the registry ${registry.file}`);
-  const cases = (opts.cases ?? OP_CASES[op].cases).filter((c) => !opts.caseFilter || opts.caseFilter(c.name));
+  const cases = (opts.cases ?? OP_CASES[op].cases).filter((c) => (!c.heavy || opts.heavy) && (!opts.caseFilter || opts.caseFilter(c.name)));
   const reports: VariantReport[] = [];
   const runnable: KernelVariant[] = [];
   for (const v of operation.variants.values()) {

@@ -26,6 +26,8 @@ export interface SelfTestOptions {
   filter?: string | RegExp;
   /** Progress callback, one call per variant. */
   onRow?: (row: SelfTestRow) => void;
+  /** Include the heavy cases (more than 65535 rows, ...). Default: on unless the adapter is SwiftShader. */
+  heavy?: boolean;
 }
 
 export function toRow(r: VariantReport): SelfTestRow {
@@ -49,12 +51,24 @@ function matcher(filter: SelfTestOptions['filter']): HarnessOptions['filter'] {
   return (id) => id.includes(filter);
 }
 
+export function isSoftwareAdapter(dev: TesseraDevice): boolean {
+  return /swiftshader/i.test(`${dev.caps.adapterInfo.architecture} ${dev.caps.adapterInfo.description}`);
+}
+
 export async function runSelfTest(dev: TesseraDevice, opts: SelfTestOptions = {}): Promise<SelfTestRow[]> {
-  const reports = await runAllOps(dev, {
-    filter: matcher(opts.filter),
-    onVariant: opts.onRow ? (r) => opts.onRow!(toRow(r)) : undefined,
-  });
-  return reports.map(toRow);
+  // Dawn's node binding does not keep the event loop alive while a submit runs: without a handle, Node exits
+  // (status 0, silently) in the middle of a long SwiftShader dispatch.
+  const keepAlive = typeof setInterval === 'function' ? setInterval(() => {}, 1 << 30) : undefined;
+  try {
+    const reports = await runAllOps(dev, {
+      filter: matcher(opts.filter),
+      heavy: opts.heavy ?? !isSoftwareAdapter(dev),
+      onVariant: opts.onRow ? (r) => opts.onRow!(toRow(r)) : undefined,
+    });
+    return reports.map(toRow);
+  } finally {
+    if (keepAlive !== undefined) clearInterval(keepAlive);
+  }
 }
 
 const num = (x: number, digits = 2) => (Number.isNaN(x) ? '-' : x === 0 ? '0' : x.toExponential(digits));
