@@ -74,6 +74,7 @@ function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f
     bytes += buffer.size;
   }
   return {
+    mode: quant,
     tensors,
     storage,
     bytes,

@@ -36,7 +36,7 @@ const F16_SENTINEL = 0x7e55; // an f16 NaN
 
 /** Dispatch of a variant or of its f16-KV twin (same formula). */
 function dispatchFor(variant: string, u: AttentionUniforms): [number, number, number] {
-  const v = reg.variant(variant.replace(/_f16kv$/, ''));
+  const v = reg.variant(variant.replace(/_f16(kv)?$/, ''));
   return ATTENTION_DISPATCH[v.id]!({ ...u }, v);
 }
 

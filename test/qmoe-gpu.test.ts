@@ -56,7 +56,23 @@ interface Prepared {
   tensors: QmoeTensors;
   attrs: QmoeAttrs;
   ref: Float32Array;
-  ort: Float32Array;
+  /** ORT CPU's output; undefined where onnxruntime-node is not installed (the GPU lane's packed deps). */
+  ort: Float32Array | undefined;
+}
+
+let ortMissingLogged = false;
+/** ORT CPU's output, or undefined (said once in the output) where onnxruntime-node is not installed. */
+async function ortOutput(tensors: QmoeTensors, attrs: QmoeAttrs): Promise<Float32Array | undefined> {
+  try {
+    return await runQmoeOrt(tensors, attrs);
+  } catch (e) {
+    if (!/Cannot find (package|module) 'onnxruntime-node'/.test((e as Error).message)) throw e;
+    if (!ortMissingLogged) {
+      console.log('onnxruntime-node is not installed here: comparing with the CPU reference only (test/qmoe-oracle.test.ts checks that reference against ORT)');
+      ortMissingLogged = true;
+    }
+    return undefined;
+  }
 }
 const prepared = new Map<string, Prepared>();
 async function prepare(c: QmoeCase, biases: boolean): Promise<Prepared> {
@@ -66,7 +82,7 @@ async function prepare(c: QmoeCase, biases: boolean): Promise<Prepared> {
     const { tensors: all, attrs } = makeQmoeInputs(c, SEED);
     const tensors = biases ? all : withoutBiases(all);
     const ref = qmoeReferenceFromTensors(tensors, attrs).output;
-    const ort = await runQmoeOrt(tensors, attrs);
+    const ort = await ortOutput(tensors, attrs);
     p = { c, tensors, attrs, ref, ort };
     prepared.set(key, p);
   }
@@ -87,10 +103,10 @@ async function check(contract: KernelContract, p: Prepared, variant: string | un
   expect(out.shape).toEqual(p.tensors.inputT.shape);
   const got = out.data as Float32Array;
   const vsRef = maxRelErr(got, p.ref);
-  const vsOrt = maxRelErr(got, p.ort);
-  ran.push(`${p.c.name} ${contract === V1 ? 'v1' : 'v2'} ${r.plan.variant}: ref ${vsRef.toExponential(1)}, ort ${vsOrt.toExponential(1)}`);
+  const vsOrt = p.ort ? maxRelErr(got, p.ort) : undefined;
+  ran.push(`${p.c.name} ${contract === V1 ? 'v1' : 'v2'} ${r.plan.variant}: ref ${vsRef.toExponential(1)}, ort ${vsOrt?.toExponential(1) ?? 'not installed'}`);
   expect(vsRef, `${p.c.name} ${r.plan.variant} vs reference`).toBeLessThanOrEqual(TOL);
-  expect(vsOrt, `${p.c.name} ${r.plan.variant} vs ONNX Runtime`).toBeLessThanOrEqual(TOL);
+  if (vsOrt !== undefined) expect(vsOrt, `${p.c.name} ${r.plan.variant} vs ONNX Runtime`).toBeLessThanOrEqual(TOL);
 }
 
 /** The variant the contract picks on this device for the case's shapes with TUNE (asserted in each test). */
@@ -133,8 +149,8 @@ describe('QMoE on the GPU vs the CPU reference and ONNX Runtime (max abs err <= 
     // Logits in {-1, 0, 1}: most tokens have ties at the k-th place.
     const r = tensors.routerT.data;
     for (let i = 0; i < r.length; i++) r[i] = Math.max(-1, Math.min(1, Math.round(r[i]! / 2)));
-    const p: Prepared = { c, tensors, attrs, ref: qmoeReferenceFromTensors(tensors, attrs).output, ort: await runQmoeOrt(tensors, attrs) };
-    expect(maxRelErr(p.ref, p.ort)).toBeLessThanOrEqual(TOL);
+    const p: Prepared = { c, tensors, attrs, ref: qmoeReferenceFromTensors(tensors, attrs).output, ort: await ortOutput(tensors, attrs) };
+    if (p.ort) expect(maxRelErr(p.ref, p.ort)).toBeLessThanOrEqual(TOL);
     await check(V1, p, 'quant_split_routed', TUNE, 'quant_split_routed');
     await check(V2, p, 'quant_gemv_routed', TUNE, 'quant_gemv_routed');
   });

@@ -5,6 +5,7 @@
  */
 import { readConfig, setProcessEnv } from '../config.ts';
 import type { DeviceCaps, SubgroupMatrixConfig } from './caps.ts';
+import { BindGroupCache } from './bindgroups.ts';
 import { BufferPool } from './buffers.ts';
 import { PipelineCache } from './pipelines.ts';
 
@@ -49,6 +50,7 @@ export interface TesseraDevice {
   caps: DeviceCaps;
   buffers: BufferPool;
   pipelines: PipelineCache;
+  bindGroups: BindGroupCache;
   timestamps: boolean;
   /** Resolves with the first uncaptured error message, if any was raised (also logged). */
   errors: string[];
@@ -176,17 +178,20 @@ export async function createDevice(opts: CreateDeviceOptions = {}): Promise<Tess
   };
   const timestamps = (opts.timestamps ?? readConfig().timestamps) && caps.features.has('timestamp-query');
   const buffers = new BufferPool(device);
+  const bindGroups = new BindGroupCache(device);
   let destroyed = false;
   return {
     device,
     caps,
     buffers,
     pipelines: new PipelineCache(device),
+    bindGroups,
     timestamps,
     errors,
     destroy() {
       if (destroyed) return;
       destroyed = true;
+      bindGroups.clear();
       buffers.destroyAll();
       device.destroy();
     },

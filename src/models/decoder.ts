@@ -36,8 +36,9 @@ export class Decoder {
     readonly dev: TesseraDevice,
     readonly cfg: DecoderConfig,
     readonly weights: GpuWeights,
-    opts: { maxPositions?: number; ropeInterleaved?: boolean } = {},
+    opts: { maxPositions?: number; ropeInterleaved?: boolean; kvDtype?: 'float32' | 'float16' } = {},
   ) {
+    this.kvDtype = opts.kvDtype ?? (weights.mode !== 'f32' && dev.caps.features.has('shader-f16') ? 'float16' : 'float32');
     this.ops = new OpRunner(dev);
     this.maxPositions = Math.min(opts.maxPositions ?? 4096, cfg.maxPositions);
     this.ropeInterleaved = opts.ropeInterleaved ? 1 : 0;
@@ -61,14 +62,15 @@ export class Decoder {
 
   private readonly ropeInterleaved: number;
 
-  /** KV cache dtype: f16 where the device has shader-f16 (half the attention bandwidth), else f32. */
-  get defaultKvDtype(): 'float32' | 'float16' {
-    return this.dev.caps.features.has('shader-f16') ? 'float16' : 'float32';
-  }
+  /**
+   * KV cache dtype: f16 where the device has shader-f16 (half the attention bandwidth), except with f32 weights
+   * (`--quant f32` asks for full precision end to end); f32 otherwise.
+   */
+  readonly kvDtype: 'float32' | 'float16';
 
   createKvCache(capacity = this.maxPositions, dtype?: 'float32' | 'float16'): KvCache {
     const cfg = this.cfg;
-    const dt = dtype ?? this.defaultKvDtype;
+    const dt = dtype ?? this.kvDtype;
     const bytes = Math.ceil((capacity * cfg.numKvHeads * cfg.headDim * (dt === 'float16' ? 2 : 4)) / 4) * 4;
     const mk = (name: string): Tensor => ({
       buffer: this.dev.device.createBuffer({ size: bytes, usage: STORAGE_USAGE, label: name }),

@@ -72,6 +72,8 @@ export interface LoadProgress {
 }
 
 export interface GpuWeights {
+  /** The quantization mode in effect ('file': GGUF tensors kept as stored). */
+  mode: Exclude<QuantMode, 'auto'> | 'file';
   tensors: Map<string, Tensor>;
   /** What each linear weight was stored as, e.g. { q4_k: 28, float32: 2 }. */
   storage: Record<string, number>;
@@ -164,6 +166,7 @@ export async function uploadWeights(
     throw e;
   }
   return {
+    mode,
     tensors,
     storage,
     bytes,

@@ -4,6 +4,7 @@
  */
 import { uploadBuffer, USAGE } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
+import type { BufferBinding } from '../gpu/bindgroups.ts';
 import type { Dispatch, Recorder } from '../gpu/recorder.ts';
 import { KernelBindingError } from './errors.ts';
 import type { KernelVariant } from './types.ts';
@@ -86,20 +87,19 @@ export function bindKernel(
   for (const n of Object.keys(buffers)) {
     if (!names.has(n)) throw new KernelBindingError(v.id, `unknown binding "${n}" (bindings: ${[...names].join(', ')})`);
   }
-  const entries: GPUBindGroupEntry[] = [];
+  const entries: BufferBinding[] = [];
   for (const b of v.bindings) {
     if (b.type === 'uniform') {
       const data = packed ?? packUniforms(v.id, v.uniforms, uniforms ?? {});
-      if (rec) entries.push({ binding: b.index, resource: rec.uniform(data) });
-      else entries.push({ binding: b.index, resource: { buffer: uploadBuffer(dev.device, new Uint8Array(data), `${v.id}.${b.name}`, USAGE.UNIFORM | USAGE.COPY_DST) } });
+      if (rec) entries.push({ binding: b.index, ...rec.uniform(data) });
+      else entries.push({ binding: b.index, buffer: uploadBuffer(dev.device, new Uint8Array(data), `${v.id}.${b.name}`, USAGE.UNIFORM | USAGE.COPY_DST) });
       continue;
     }
     const arg = buffers[b.name];
     if (!arg) throw new KernelBindingError(v.id, `missing buffer for binding ${b.index} "${b.name}" (${b.type})`);
-    const resource = 'buffer' in arg ? arg : { buffer: arg };
-    entries.push({ binding: b.index, resource });
+    entries.push('buffer' in arg ? { binding: b.index, ...arg } : { binding: b.index, buffer: arg });
   }
-  return dev.device.createBindGroup({ label: v.id, layout: k.layout, entries });
+  return dev.bindGroups.get(k.layout, entries, v.id);
 }
 
 /** Bind and record one dispatch of a registry kernel. */
