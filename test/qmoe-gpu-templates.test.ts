@@ -147,9 +147,16 @@ describe('QMoE templates: the renderings compile on this device', () => {
     it(`${f.label}: ${f.variant} (T = ${f.dims.T})`, async (ctx) => {
       const plan = planOf(f);
       const skipped: string[] = [];
+      // The plan may come from a profile with subgroup-matrix configs this device lacks (the seed's f32 8x8x8).
+      const spec = f.contract.variants.find((v) => v.id === plan.variant)!;
+      const configs = dev.caps.adapterInfo.subgroupMatrixConfigs;
+      const missingConfigs = (spec.requires?.subgroupMatrixConfigs ?? []).filter(
+        (c) => !configs.some((d) => d.componentType === c.componentType && d.resultComponentType === c.resultComponentType && d.M === c.M && d.N === c.N && d.K === c.K),
+      );
       for (const pass of distinctPasses(plan)) {
         const src = renderPassShader(plan, pass);
         const lacks = needs(src).filter((x) => !dev.caps.features.has(x));
+        if (/subgroup_matrix/.test(src) && missingConfigs.length) lacks.push(`subgroup-matrix config ${missingConfigs.map((c) => `${c.componentType}->${c.resultComponentType} ${c.M}x${c.N}x${c.K}`).join(', ')}`);
         if (lacks.length) {
           skipped.push(`${pass.id} (needs ${lacks.join(', ')})`);
           continue;
