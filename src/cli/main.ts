@@ -84,7 +84,7 @@ function registerDemo(program: Command): void {
         if (!opts.skipSelftest) {
           const { runSelfTest, formatSelfTest } = await import('../selftest/selftest.ts');
           const rows = await runSelfTest(dev, {});
-          console.log(`\nkernel self-test (every implemented kernel on this device vs its CPU reference):\n${formatSelfTest(rows)}`);
+          console.log(`\nkernel self-test (every implemented kernel on this device vs its CPU reference; \`tessera selftest\` lists all variants):\n${formatSelfTest(rows, { all: false })}`);
           if (rows.some((r) => r.status === 'fail')) process.exitCode = 1;
         }
         console.log(`\nmodels/default (${model.config.architecture}, ${model.config.numLayers} layers, hidden ${model.config.hiddenSize}; trained on the King James Bible), sampling at temperature 0.8, top-k 40, seed 7:\n`);

@@ -73,10 +73,14 @@ export async function runSelfTest(dev: TesseraDevice, opts: SelfTestOptions = {}
 
 const num = (x: number, digits = 2) => (Number.isNaN(x) ? '-' : x === 0 ? '0' : x.toExponential(digits));
 
-/** A fixed-width table, one line per variant, then a summary line. */
-export function formatSelfTest(rows: SelfTestRow[]): string {
+/**
+ * A fixed-width table, one line per variant, then a summary line. `all: false` leaves out the variants without
+ * WGSL (they are counted in the summary).
+ */
+export function formatSelfTest(rows: SelfTestRow[], opts: { all?: boolean } = {}): string {
   const head = ['variant', 'status', 'cases', 'max err', 'nmse', 'ms', 'note'];
-  const body = rows.map((r) => [
+  const shown = opts.all === false ? rows.filter((r) => r.status !== 'no-wgsl') : rows;
+  const body = shown.map((r) => [
     r.variant,
     r.status,
     r.cases ? `${r.passed}/${r.cases}` : '-',
