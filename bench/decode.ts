@@ -105,7 +105,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
   let prefillMs = 0;
   for (let step = 0; step <= tokens; step++) {
     const t0 = performance.now();
-    const rec = dec.newRecorder();
+    const rec = dec.newRecorder({ timestamps: false });
     const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
     const logits = await dec.recordLogits(rec, hidden);
     const tok = await sampler.record(rec, logits, step);
@@ -122,7 +122,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
   // Split one step's cost: record 8 decode steps into one submit (CPU time to record), then time that submit to
   // completion (the GPU's time for 8 steps back to back, without the per-token readback gaps).
   const batch = 8;
-  const recB = dec.newRecorder();
+  const recB = dec.newRecorder({ timestamps: false });
   const r0 = performance.now();
   for (let i = 0; i < batch; i++) {
     const hidden = await dec.recordForward(recB, dec.idsTensor(recB, input), kv, 1);

@@ -90,7 +90,7 @@ describe('tessera generate and logits on a fixture (as a new user would)', () =>
 
   it('logits --json prints the last logits and the argmax at every position', async () => {
     const g = JSON.parse(readFileSync('test/fixtures/hf/gemma3/golden.json', 'utf8'));
-    const r = await tessera('logits', '--model', 'test/fixtures/hf/gemma3', '--ids', g.input_ids.join(','), '--json');
+    const r = await tessera('logits', '--model', 'test/fixtures/hf/gemma3', '--ids', g.input_ids.join(','), '--quant', 'f32', '--json');
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout) as { logits: number[]; argmax: number[] };
     expect(j.argmax).toEqual(g.argmax);

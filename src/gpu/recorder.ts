@@ -36,7 +36,15 @@ export class Recorder {
   private arena: ArenaChunk[] = [];
   private toRelease: GPUBuffer[] = [];
 
-  constructor(private readonly dev: TesseraDevice) {}
+  private readonly timed: boolean;
+
+  /** `timestamps: false` records without per-dispatch timing even where the device has it on (one compute pass). */
+  constructor(
+    private readonly dev: TesseraDevice,
+    opts: { timestamps?: boolean } = {},
+  ) {
+    this.timed = dev.timestamps && (opts.timestamps ?? true);
+  }
 
   /**
    * Reserve space for one dispatch's uniform struct; the bytes are uploaded with the submit. Returns the binding
@@ -97,8 +105,9 @@ export class Recorder {
     const { device } = this.dev;
     const steps = this.steps;
     this.steps = [];
-    const timed = this.dev.timestamps;
     const nDispatch = steps.filter((s) => s.kind === 'dispatch').length;
+    // A query set holds at most 4096 timestamps (2 per dispatch); larger submits run untimed.
+    const timed = this.timed && nDispatch * 2 <= 4096;
     let querySet: GPUQuerySet | undefined;
     let resolve: GPUBuffer | undefined;
     if (timed && nDispatch > 0) {

@@ -219,7 +219,7 @@ export class Decoder {
     return { buffer, dtype: 'uint32', shape: [ids.length] };
   }
 
-  newRecorder(): Recorder {
-    return new Recorder(this.dev);
+  newRecorder(opts: { timestamps?: boolean } = {}): Recorder {
+    return new Recorder(this.dev, opts);
   }
 }
