@@ -179,7 +179,7 @@ for (const p of presets) {
   results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
-let commit = 'unknown';
+let commit = process.env.TESSERA_COMMIT ?? 'unknown (no git checkout; set TESSERA_COMMIT)';
 try {
   commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
 } catch {}
