@@ -1,23 +1,10 @@
 /** Bad model inputs fail before anything is half-loaded, with errors naming the file and the field or tensor. */
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { tessera } from './helpers/cli.ts';
 
-const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'tessera.mjs');
-
-async function tessera(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 function copyFixture(name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `tessera-${name}-`));

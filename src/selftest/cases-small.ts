@@ -9,6 +9,7 @@ import { quantizeQ8_0 } from '../formats/quant/index.ts';
 import type { KernelVariant } from '../registry/types.ts';
 import type { DispatchFn, OpCase, OpCases } from './cases.ts';
 import type { Rng } from './rng.ts';
+import { gatherUniforms } from './gather-uniforms.ts';
 
 const MAX_WG = 65535;
 const cdiv = (a: number, b: number) => Math.ceil(a / b);
@@ -120,16 +121,7 @@ function dequantCase(rows: number, K: number): OpCase {
 }
 
 function gatherF16Case(tokens: number, hidden: number, vocab: number, o: { transpose?: number; index_offset?: number; input_hidden_size?: number; hidden_offset?: number; oob?: boolean } = {}): OpCase {
-  const u = {
-    num_tokens: tokens,
-    hidden_size: hidden,
-    vocab_size: vocab,
-    transpose: o.transpose ?? 0,
-    index_offset: o.index_offset ?? 0,
-    input_hidden_size: o.input_hidden_size ?? 0,
-    hidden_offset: o.hidden_offset ?? 0,
-  };
-  const width = u.input_hidden_size || hidden;
+  const { u, width } = gatherUniforms(tokens, hidden, vocab, o);
   const extras = Object.entries(o).map(([k, v]) => `${k}=${v}`);
   return {
     name: `f16 T${tokens} H${hidden} V${vocab}${extras.length ? ' ' + extras.join(' ') : ''}`,

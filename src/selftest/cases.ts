@@ -12,6 +12,7 @@ import { coversMatmulQuant, MATMUL_QUANT_CASES, MATMUL_QUANT_DISPATCH } from './
 import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GATHER_F16_CASES, GELU_CASES, RMSNORM_QK_CASES, SCALE_CASES, SMALL_DISPATCH, withExtraCases } from './cases-small.ts';
 import { REP_PENALTY_CASES, REP_PENALTY_DISPATCH } from './cases-rep-penalty.ts';
 import type { Rng } from './rng.ts';
+import { gatherUniforms } from './gather-uniforms.ts';
 
 export type Dispatch3 = [number, number, number];
 
@@ -109,16 +110,7 @@ interface GatherOpts {
   outOfRange?: number;
 }
 function gatherCase(tokens: number, hidden: number, vocab: number, o: GatherOpts = {}): OpCase {
-  const u = {
-    num_tokens: tokens,
-    hidden_size: hidden,
-    vocab_size: vocab,
-    transpose: o.transpose ?? 0,
-    index_offset: o.index_offset ?? 0,
-    input_hidden_size: o.input_hidden_size ?? 0,
-    hidden_offset: o.hidden_offset ?? 0,
-  };
-  const width = u.input_hidden_size || hidden;
+  const { u, width } = gatherUniforms(tokens, hidden, vocab, o);
   const extras = Object.entries(o).filter(([k]) => k !== 'outOfRange').map(([k, v]) => `${k}=${v}`);
   return {
     name: `T${tokens} H${hidden} V${vocab}${extras.length ? ' ' + extras.join(' ') : ''}${o.outOfRange ? ' oob-ids' : ''}`,
