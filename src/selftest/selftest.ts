@@ -56,19 +56,13 @@ export function isSoftwareAdapter(dev: TesseraDevice): boolean {
 }
 
 export async function runSelfTest(dev: TesseraDevice, opts: SelfTestOptions = {}): Promise<SelfTestRow[]> {
-  // Dawn's node binding does not keep the event loop alive while a submit runs: without a handle, Node exits
-  // (status 0, silently) in the middle of a long SwiftShader dispatch.
-  const keepAlive = typeof setInterval === 'function' ? setInterval(() => {}, 1 << 30) : undefined;
-  try {
-    const reports = await runAllOps(dev, {
-      filter: matcher(opts.filter),
-      heavy: opts.heavy ?? !isSoftwareAdapter(dev),
-      onVariant: opts.onRow ? (r) => opts.onRow!(toRow(r)) : undefined,
-    });
-    return reports.map(toRow);
-  } finally {
-    if (keepAlive !== undefined) clearInterval(keepAlive);
-  }
+  // GPU waits hold Node's event loop open in src/gpu (gpuWait), so a long SwiftShader dispatch cannot end the process.
+  const reports = await runAllOps(dev, {
+    filter: matcher(opts.filter),
+    heavy: opts.heavy ?? !isSoftwareAdapter(dev),
+    onVariant: opts.onRow ? (r) => opts.onRow!(toRow(r)) : undefined,
+  });
+  return reports.map(toRow);
 }
 
 const num = (x: number, digits = 2) => (Number.isNaN(x) ? '-' : x === 0 ? '0' : x.toExponential(digits));

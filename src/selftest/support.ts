@@ -48,17 +48,12 @@ export function supportCell(r: VariantReport): string {
 }
 
 export async function supportColumn(dev: TesseraDevice, opts: HarnessOptions = {}): Promise<SupportColumn> {
-  const keepAlive = setInterval(() => {}, 1 << 30); // see runSelfTest: Dawn does not hold the event loop open
-  try {
-    const reports = await runAllOps(dev, opts);
-    const a = dev.caps.adapterInfo;
-    const adapter = [deviceName(dev), a.description && `(${a.description})`, a.subgroupMinSize !== undefined && `subgroups ${a.subgroupMinSize}-${a.subgroupMaxSize}`, `features: ${[...dev.caps.features].sort().join(', ')}`]
-      .filter(Boolean)
-      .join(' ');
-    return { device: deviceName(dev), adapter, cells: new Map(reports.map((r) => [r.variant, supportCell(r)])) };
-  } finally {
-    clearInterval(keepAlive);
-  }
+  const reports = await runAllOps(dev, opts);
+  const a = dev.caps.adapterInfo;
+  const adapter = [deviceName(dev), a.description && `(${a.description})`, a.subgroupMinSize !== undefined && `subgroups ${a.subgroupMinSize}-${a.subgroupMaxSize}`, `features: ${[...dev.caps.features].sort().join(', ')}`]
+    .filter(Boolean)
+    .join(' ');
+  return { device: deviceName(dev), adapter, cells: new Map(reports.map((r) => [r.variant, supportCell(r)])) };
 }
 
 const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
