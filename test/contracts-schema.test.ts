@@ -69,3 +69,25 @@ describe('contract schema', () => {
     expect(problems((c) => (c.variants[1].id = c.variants[0].id)).message).toContain('duplicate variant id "quant_zero_inter"');
   });
 });
+
+describe('derived names that would shadow the language', () => {
+  it('a derived name equal to a builtin function or a scope namespace is refused, naming it', () => {
+    const base = {
+      name: 'Shadow',
+      inputs: { x: { dtype: 'float32' } },
+      outputs: { y: { dtype: 'float32', shape: 'shapes.x' } },
+      variants: [{ id: 'v', priority: 1, passes: [{ id: 'p', shader: 's.wgsl.jinja', bindings: [], dispatch: { x: '1' } }] }],
+    };
+    const dimErr = (() => {
+      try {
+        validateContract({ ...base, derive: { dim: 'dim(shapes.x, 0)' } }, 'shadow.json');
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(dimErr).toBeInstanceOf(ContractSchemaError);
+    expect(dimErr!.message).toContain('derive.dim: derived name "dim" shadows the builtin function dim(); rename it');
+    expect(() => validateContract({ ...base, derive: { shapes: '1' } }, 'shadow.json')).toThrow(/derived name "shapes" shadows the "shapes" namespace/);
+    expect(() => validateContract({ ...base, derive: { width: 'dim(shapes.x, 0)' } }, 'ok.json')).not.toThrow();
+  });
+});

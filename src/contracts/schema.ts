@@ -6,7 +6,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import schema from '../../spec/kernel-contract.schema.json' with { type: 'json' };
-import { compile, ExprError, type ExprSource } from '../expr/index.ts';
+import { BUILTINS, compile, ExprError, type ExprSource } from '../expr/index.ts';
 import { ContractSchemaError } from './errors.ts';
 import { DTYPE_BYTES, type KernelContract, type PassSpec, type ShapeSource } from './types.ts';
 
@@ -89,8 +89,15 @@ function checkShape(src: ShapeSource, path: string, out: Problem[]): void {
   if (typeof src === 'string') checkExpr(src, path, out);
   else src.forEach((d, i) => checkExpr(d, `${path}[${i}]`, out));
 }
+/** Names expressions read from the scope: a derived name equal to one of them would shadow it. */
+const SCOPE_NAMESPACES = new Set(['attrs', 'tunables', 'tensorDtypes', 'device', 'shapes', 'ranks', 'repeat']);
+
 function checkDerive(map: Readonly<Record<string, ExprSource>> | undefined, path: string, out: Problem[]): void {
-  for (const [k, v] of Object.entries(map ?? {})) checkExpr(v, `${path}.${k}`, out);
+  for (const [k, v] of Object.entries(map ?? {})) {
+    if (k in BUILTINS) out.push({ path: `${path}.${k}`, message: `derived name "${k}" shadows the builtin function ${k}(); rename it` });
+    if (SCOPE_NAMESPACES.has(k)) out.push({ path: `${path}.${k}`, message: `derived name "${k}" shadows the "${k}" namespace; rename it` });
+    checkExpr(v, `${path}.${k}`, out);
+  }
 }
 
 /** Cross-reference checks and expression parsing (after the schema passed). */
