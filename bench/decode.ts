@@ -4,12 +4,11 @@
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
  */
-import { gpuWait } from '../src/gpu/wait.ts';
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { f32ToF16Bytes } from '../src/formats/index.ts';
-import { STORAGE_USAGE, uploadBuffer, USAGE } from '../src/gpu/buffers.ts';
+import { uploadBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts';
 import { Decoder } from '../src/models/decoder.ts';
@@ -17,7 +16,7 @@ import { loadModel } from '../src/models/load.ts';
 import { weightSpecs, type GpuWeights } from '../src/models/weights.ts';
 import type { Tensor } from '../src/ops/runner.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
-import { GpuSampler } from '../src/runtime/sampler.ts';
+import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 
 const PRESETS: Record<string, Record<string, unknown>> = {
@@ -96,28 +95,26 @@ function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
 }
 
 async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
-  const o = resolveGenerationOptions({ maxTokens: tokens, temperature: 0, seed: 1 }, { eosTokenIds: [] });
-  const kv = dec.createKvCache(prompt + tokens + 16);
-  const sampler = new GpuSampler(dec, o, prompt + tokens + 1);
-  const staging = dev.device.createBuffer({ size: 16, usage: USAGE.MAP_READ | USAGE.COPY_DST });
-  let input = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
-  const stepMs: number[] = [];
-  let prefillMs = 0;
-  for (let step = 0; step <= tokens; step++) {
-    const t0 = performance.now();
-    const rec = dec.newRecorder({ timestamps: false });
-    const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
-    const logits = await dec.recordLogits(rec, hidden);
-    const tok = await sampler.record(rec, logits, step);
-    rec.copy(tok, 0, staging, 0, 4);
-    await rec.submit();
-    await gpuWait(staging.mapAsync(0x0001));
-    const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
-    staging.unmap();
-    const ms = performance.now() - t0;
-    if (step === 0) prefillMs = ms;
-    else stepMs.push(ms);
+  const o = resolveGenerationOptions({ maxTokens: tokens + 1, temperature: 0, seed: 1 }, { eosTokenIds: [] });
+  const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
+  // The same token loop as generation (src/runtime/decode-loop.ts): step t+1 is queued before token t is read.
+  const times: number[] = [];
+  const t0 = performance.now();
+  let input: number[] = [0];
+  for await (const { id, at } of decodeTokens(dec, promptIds, o)) {
+    times.push(at);
     input = [id];
+  }
+  const prefillMs = times[0]! - t0;
+  const stepMs: number[] = [];
+  for (let i = 1; i < times.length; i++) stepMs.push(times[i]! - times[i - 1]!);
+  stepMs.sort((a, b) => a - b);
+  const median = stepMs[Math.floor(stepMs.length / 2)]!;
+  const kv = dec.createKvCache(64);
+  {
+    const rec = dec.newRecorder({ timestamps: false });
+    await dec.recordForward(rec, dec.idsTensor(rec, promptIds), kv, 1);
+    await rec.submit();
   }
   // Split one step's cost: record 8 decode steps into one submit (CPU time to record), then time that submit to
   // completion (the GPU's time for 8 steps back to back, without the per-token readback gaps).
@@ -143,10 +140,6 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     for (const t of times) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
   }
   dec.destroyKvCache(kv);
-  sampler.destroy();
-  staging.destroy();
-  stepMs.sort((a, b) => a - b);
-  const median = stepMs[Math.floor(stepMs.length / 2)]!;
   return { prefillTokens: prompt, prefillMs, decodeTokens: tokens, medianStepMs: median, decodeTokensPerSecond: 1000 / median, ...split, gpuMsPerKernel: Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)])) };
 }
 
@@ -191,7 +184,7 @@ const receipt = {
   adapterInfo: dev.caps.adapterInfo,
   commit,
   readBandwidthBytesPerSecond: bandwidth,
-  method: 'one submit per token (forward + LM head + GPU greedy sampling), token id read back each step; median step time over the decode tokens; bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
+  method: 'the generation token loop (src/runtime/decode-loop.ts): one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; median time between token readbacks; bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
   results,
 };
 writeFileSync(out, JSON.stringify(receipt, null, 2));

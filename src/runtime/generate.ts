@@ -1,13 +1,10 @@
 /**
- * The generation loop: prefill the prompt, then one submit per token (forward + LM head + GPU sampling), reading
- * back only the sampled token id. Streams text as an async iterator.
+ * Generation with text: the token loop (decode-loop.ts: one submit per token, GPU sampling, the next step queued
+ * before the current token is read) plus streaming detokenization, EOS and stop strings, as an async iterator.
  */
-import { gpuWait } from '../gpu/wait.ts';
-import { USAGE } from '../gpu/buffers.ts';
 import type { LoadedModel } from '../models/load.ts';
-import type { KvCache } from '../models/decoder.ts';
 import { resolveGenerationOptions, type GenerationOptions, type ResolvedGenerationOptions } from './options.ts';
-import { GpuSampler } from './sampler.ts';
+import { decodeTokens } from './decode-loop.ts';
 import { StopStringFilter } from './stop.ts';
 
 export interface TokenEvent {
@@ -29,12 +26,7 @@ export interface GenerationResult {
   decodeTokensPerSecond: number;
 }
 
-export class ContextLengthError extends Error {
-  constructor(prompt: number, capacity: number) {
-    super(`the prompt has ${prompt} tokens but the context holds ${capacity}; shorten it or load the model with a larger maxPositions`);
-    this.name = 'ContextLengthError';
-  }
-}
+export { ContextLengthError } from './decode-loop.ts';
 
 const now = () => performance.now();
 
@@ -44,16 +36,9 @@ export async function* generateTokens(
   options: GenerationOptions = {},
 ): AsyncGenerator<TokenEvent, GenerationResult, void> {
   const dec = model.decoder;
-  const dev = model.device;
   const o: ResolvedGenerationOptions = resolveGenerationOptions(options, {
     eosTokenIds: model.tokenizer.eosTokenIds.length ? [...model.tokenizer.eosTokenIds] : model.config.eosTokenIds,
   });
-  if (promptIds.length === 0) throw new ContextLengthError(0, dec.maxPositions);
-  const capacity = Math.min(dec.maxPositions, promptIds.length + o.maxTokens);
-  if (promptIds.length > dec.maxPositions) throw new ContextLengthError(promptIds.length, dec.maxPositions);
-  const kv: KvCache = dec.createKvCache(capacity);
-  const sampler = new GpuSampler(dec, o, capacity);
-  const staging = dev.device.createBuffer({ size: 16, usage: USAGE.MAP_READ | USAGE.COPY_DST, label: 'token.readback' });
   const stream = model.tokenizer.streamDecoder();
   const stops = new StopStringFilter(o.stop);
   const ids: number[] = [];
@@ -61,26 +46,19 @@ export async function* generateTokens(
   let finishReason: FinishReason = 'length';
   const t0 = now();
   let tFirst = t0;
+  let tLast = t0;
+  const steps = decodeTokens(dec, promptIds, o);
   try {
-    sampler.setHistory(promptIds);
-    let input = [...promptIds];
-    while (ids.length < o.maxTokens) {
-      if (kv.length + input.length > kv.capacity) {
-        finishReason = 'context';
+    for (;;) {
+      const r = await steps.next();
+      if (r.done) {
+        finishReason = r.value;
         break;
       }
-      const rec = dec.newRecorder();
-      const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
-      const logits = await dec.recordLogits(rec, hidden);
-      const token = await sampler.record(rec, logits, ids.length);
-      rec.copy(token, 0, staging, 0, 4);
-      await rec.submit();
-      await gpuWait(staging.mapAsync(0x0001));
-      const id = new Uint32Array(staging.getMappedRange(0, 4))[0]!;
-      staging.unmap();
-      if (ids.length === 0) tFirst = now();
+      const { id, at } = r.value;
+      if (ids.length === 0) tFirst = at;
+      tLast = at;
       ids.push(id);
-      sampler.pushHistory(id);
       if (!o.ignoreEos && o.eosTokenIds.includes(id)) {
         finishReason = 'eos';
         break;
@@ -92,7 +70,6 @@ export async function* generateTokens(
         finishReason = 'stop';
         break;
       }
-      input = [id];
     }
     const tail = stops.push(stream.flush()) + stops.flush();
     if (tail) {
@@ -100,13 +77,10 @@ export async function* generateTokens(
       yield { token: -1, text: tail };
     }
   } finally {
-    dec.destroyKvCache(kv);
-    sampler.destroy();
-    staging.destroy();
+    await steps.return('length');
   }
-  const tEnd = now();
   const prefillMs = tFirst - t0;
-  const decodeMs = tEnd - tFirst;
+  const decodeMs = tLast - tFirst;
   return {
     ids,
     text,

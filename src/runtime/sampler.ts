@@ -34,30 +34,48 @@ export class GpuSampler {
     this.historyLength = ids.length;
   }
 
-  pushHistory(id: number): void {
-    if (!this.history || this.historyLength >= this.capacity) return;
-    this.dec.dev.device.queue.writeBuffer(this.history, this.historyLength * 4, Uint32Array.from([id]));
-    this.historyLength++;
+  /** The buffer whose first u32 is the last sampled token (created on first use; sized for the vocabulary). */
+  stateBuffer(): GPUBuffer {
+    if (this.state) return this.state;
+    const plan = this.dec.ops.plan('sample', { logits: { buffer: this.placeholder(), dtype: 'float32', shape: [this.dec.cfg.vocabSize] } }, this.attrs(0));
+    this.state = this.dec.dev.device.createBuffer({ size: plan.outputs[0]!.shape[0]! * 4, usage: STORAGE_USAGE, label: 'sample.state' });
+    return this.state;
   }
 
-  /** Record penalty + sampling of `logits` [1, vocab]; returns the buffer whose first u32 is the token id. */
+  private placeholderBuffer?: GPUBuffer;
+  private placeholder(): GPUBuffer {
+    return (this.placeholderBuffer ??= this.dec.dev.device.createBuffer({ size: 16, usage: STORAGE_USAGE, label: 'sample.shape-only' }));
+  }
+
+  private attrs(step: number) {
+    return { temperature: this.o.temperature, top_k: this.o.topK, top_p: this.o.topP, seed: stepSeed(this.o.seed, step) };
+  }
+
+  /**
+   * Record penalty + sampling of `logits` [1, vocab] for generated token `step`; returns the buffer whose first u32
+   * is the token id. From step 1 on, the previous token (still in that buffer) is appended to the penalty history
+   * on the GPU first, so the host need not read it before recording this step.
+   */
   async record(rec: Recorder, logits: Tensor, step: number): Promise<GPUBuffer> {
     const ops = this.dec.ops;
     const row: Tensor = { ...logits, shape: [logits.shape[logits.shape.length - 1]!] };
+    if (this.history && step > 0 && this.historyLength < this.capacity) {
+      rec.copy(this.stateBuffer(), 0, this.history, this.historyLength * 4, 4);
+      this.historyLength++;
+    }
     if (this.history && this.historyLength > 0) {
       const hist: Tensor = { buffer: this.history, dtype: 'uint32', shape: [this.historyLength] };
       await ops.record(rec, 'rep_penalty', { logits: row, history: hist }, { penalty: this.o.repetitionPenalty });
     }
-    const attrs = { temperature: this.o.temperature, top_k: this.o.topK, top_p: this.o.topP, seed: stepSeed(this.o.seed, step) };
-    const plan = ops.plan('sample', { logits: row }, attrs);
-    const words = plan.outputs[0]!.shape[0]!;
-    this.state ??= this.dec.dev.device.createBuffer({ size: words * 4, usage: STORAGE_USAGE, label: 'sample.state' });
-    await ops.record(rec, 'sample', { logits: row, state: { buffer: this.state, dtype: 'uint32', shape: [words] } }, attrs);
-    return this.state;
+    const attrs = this.attrs(step);
+    const state = this.stateBuffer();
+    await ops.record(rec, 'sample', { logits: row, state: { buffer: state, dtype: 'uint32', shape: [state.size / 4] } }, attrs);
+    return state;
   }
 
   destroy(): void {
     this.state?.destroy();
+    this.placeholderBuffer?.destroy();
     this.history?.destroy();
   }
 }
