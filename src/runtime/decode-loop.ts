@@ -50,18 +50,31 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     rec.copy(token, 0, staging[step % 2]!, 0, 4);
     await rec.submit();
   };
+  // The map of a step's readback is requested right after that step's submit: Dawn completes a map once the work
+  // submitted before the request is done, so asking later would also wait for the speculative next step.
+  const readback = (step: number): Promise<void> => {
+    const p = gpuWait(staging[step % 2]!.mapAsync(0x0001));
+    p.catch(() => {}); // a speculative step's map is abandoned when the caller stops early (the buffer is destroyed)
+    return p;
+  };
   try {
     sampler.setHistory(promptIds);
     await submitStep(0);
+    let pending: Promise<void> = readback(0);
     for (let step = 0; ; step++) {
       const more = step + 1 < o.maxTokens && kv.length + 1 <= kv.capacity;
-      if (more) await submitStep(step + 1);
+      let next: Promise<void> | undefined;
+      if (more) {
+        await submitStep(step + 1);
+        next = readback(step + 1);
+      }
+      await pending;
       const buf = staging[step % 2]!;
-      await gpuWait(buf.mapAsync(0x0001));
       const id = new Uint32Array(buf.getMappedRange(0, 4))[0]!;
       buf.unmap();
       yield { id, at: performance.now() };
-      if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
+      if (!next) return step + 1 >= o.maxTokens ? 'length' : 'context';
+      pending = next;
     }
   } finally {
     // Leaving early (EOS, stop string) may leave one speculative step in flight; its buffers die with it.
