@@ -94,22 +94,26 @@ function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
   return b;
 }
 
-async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
+/** Median ms between token readbacks of the generation loop, pipelined (step t+1 queued before token t is read) or not. */
+async function loopStepMs(dec: Decoder, promptIds: number[], tokens: number, pipelined: boolean): Promise<{ prefillMs: number; medianStepMs: number; lastId: number }> {
   const o = resolveGenerationOptions({ maxTokens: tokens + 1, temperature: 0, seed: 1 }, { eosTokenIds: [] });
-  const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
-  // The same token loop as generation (src/runtime/decode-loop.ts): step t+1 is queued before token t is read.
   const times: number[] = [];
   const t0 = performance.now();
-  let input: number[] = [0];
-  for await (const { id, at } of decodeTokens(dec, promptIds, o)) {
+  let lastId = 0;
+  for await (const { id, at } of decodeTokens(dec, promptIds, o, { pipelined })) {
     times.push(at);
-    input = [id];
+    lastId = id;
   }
-  const prefillMs = times[0]! - t0;
-  const stepMs: number[] = [];
-  for (let i = 1; i < times.length; i++) stepMs.push(times[i]! - times[i - 1]!);
-  stepMs.sort((a, b) => a - b);
-  const median = stepMs[Math.floor(stepMs.length / 2)]!;
+  const steps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
+  return { prefillMs: times[0]! - t0, medianStepMs: steps[Math.floor(steps.length / 2)]!, lastId };
+}
+
+async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
+  const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
+  // The generation token loop (src/runtime/decode-loop.ts), both ways in the same run.
+  const sequential = await loopStepMs(dec, promptIds, tokens, false);
+  const { prefillMs, medianStepMs: median, lastId } = await loopStepMs(dec, promptIds, tokens, true);
+  const input = [lastId];
   const kv = dec.createKvCache(64);
   {
     const rec = dec.newRecorder({ timestamps: false });
@@ -140,7 +144,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     for (const t of times) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
   }
   dec.destroyKvCache(kv);
-  return { prefillTokens: prompt, prefillMs, decodeTokens: tokens, medianStepMs: median, decodeTokensPerSecond: 1000 / median, ...split, gpuMsPerKernel: Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)])) };
+  return { prefillTokens: prompt, prefillMs, decodeTokens: tokens, medianStepMs: median, decodeTokensPerSecond: 1000 / median, sequentialMedianStepMs: sequential.medianStepMs, sequentialTokensPerSecond: 1000 / sequential.medianStepMs, ...split, gpuMsPerKernel: Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)])) };
 }
 
 const dev = await createDevice({ timestamps: true });
@@ -159,7 +163,7 @@ for (const p of presets) {
     const r = await decodeRun(dev, dec, 16, tokens);
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
-    console.log(`${p} ${q}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth; per step: record ${r.recordMsPerStep.toFixed(2)} ms, GPU (8 steps in one submit) ${r.submitToDoneMsPerStep.toFixed(2)} ms, ${r.dispatchesPerStep} dispatches`);
+    console.log(`${p} ${q}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s pipelined (${r.sequentialTokensPerSecond.toFixed(1)} sequential), ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth; per step: record ${r.recordMsPerStep.toFixed(2)} ms, GPU (8 steps in one submit) ${r.submitToDoneMsPerStep.toFixed(2)} ms, ${r.dispatchesPerStep} dispatches`);
     results.push({ model: p, quant: q, storage: w.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
     w.destroy();
   }

@@ -27,7 +27,13 @@ export class ContextLengthError extends Error {
  * Yields each sampled token id as it is read back; stops after o.maxTokens tokens or when the KV cache is full
  * (returns 'length' or 'context'). The caller stops earlier by leaving the loop (EOS, stop strings).
  */
-export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], o: ResolvedGenerationOptions): AsyncGenerator<DecodedToken, 'length' | 'context', void> {
+export async function* decodeTokens(
+  dec: Decoder,
+  promptIds: readonly number[],
+  o: ResolvedGenerationOptions,
+  opts: { pipelined?: boolean } = {},
+): AsyncGenerator<DecodedToken, 'length' | 'context', void> {
+  const pipelined = opts.pipelined ?? true;
   if (promptIds.length === 0 || promptIds.length > dec.maxPositions) throw new ContextLengthError(promptIds.length, dec.maxPositions);
   const device = dec.dev.device;
   const capacity = Math.min(dec.maxPositions, promptIds.length + o.maxTokens);
@@ -64,7 +70,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     for (let step = 0; ; step++) {
       const more = step + 1 < o.maxTokens && kv.length + 1 <= kv.capacity;
       let next: Promise<void> | undefined;
-      if (more) {
+      if (more && pipelined) {
         await submitStep(step + 1);
         next = readback(step + 1);
       }
@@ -73,6 +79,10 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
       const id = new Uint32Array(buf.getMappedRange(0, 4))[0]!;
       buf.unmap();
       yield { id, at: performance.now() };
+      if (more && !pipelined) {
+        await submitStep(step + 1);
+        next = readback(step + 1);
+      }
       if (!next) return step + 1 >= o.maxTokens ? 'length' : 'context';
       pending = next;
     }
