@@ -119,6 +119,7 @@ export class Recorder {
     let pass: GPUComputePassEncoder | undefined;
     let q = 0;
     const labels: string[] = [];
+    let lastPipeline: GPUComputePipeline | undefined;
     for (const s of steps) {
       if (s.kind === 'copy') {
         pass?.end();
@@ -132,8 +133,12 @@ export class Recorder {
           timestampWrites: { querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 },
         });
         q += 2;
-      } else if (!pass) pass = enc.beginComputePass({ label: 'tessera.pass' });
-      pass.setPipeline(s.d.pipeline);
+      } else if (!pass) {
+        pass = enc.beginComputePass({ label: 'tessera.pass' });
+        lastPipeline = undefined;
+      }
+      if (s.d.pipeline !== lastPipeline) pass.setPipeline(s.d.pipeline);
+      lastPipeline = querySet ? undefined : s.d.pipeline;
       pass.setBindGroup(0, s.d.bindGroup);
       const [x, y, z] = s.d.workgroups;
       if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);

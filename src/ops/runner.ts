@@ -83,25 +83,26 @@ export class OpRunner {
 
   /** Resolve (cached) the plan of `op` for these tensors and attributes on this device. */
   plan(op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan {
-    const shapes: Record<string, readonly number[]> = {};
-    const dtypes: Record<string, string> = {};
-    for (const [k, t] of Object.entries(tensors)) {
-      shapes[k] = t.shape;
-      dtypes[k] = t.dtype;
+    // The cache key is built by hand: this runs for every op of every decode step.
+    let key = op;
+    for (const k in tensors) {
+      const t = tensors[k]!;
+      key += `|${k}:${t.dtype}:${t.shape.join('x')}`;
     }
-    const key = `${op}|${JSON.stringify(shapes)}|${JSON.stringify(dtypes)}|${JSON.stringify(attributes)}`;
+    for (const k in attributes) key += `|${k}=${attributes[k]}`;
     let p = this.plans.get(key);
     if (!p) {
       const c = this.contract(op);
-      const inputs = c.inputs;
-      const onlyInputs: Record<string, readonly number[]> = {};
-      const inputDtypes: Record<string, string> = {};
-      for (const [k, s] of Object.entries(shapes)) {
-        if (k in inputs || k in c.outputs) onlyInputs[k] = s;
-        if (k in inputs || k in c.outputs) inputDtypes[k] = dtypes[k]!;
-        else throw new OpError(op, `unknown tensor "${k}" (inputs: ${Object.keys(inputs).join(', ')}; outputs: ${Object.keys(c.outputs).join(', ')})`);
+      const shapes: Record<string, readonly number[]> = {};
+      const dtypes: Record<string, string> = {};
+      for (const [k, t] of Object.entries(tensors)) {
+        if (!(k in c.inputs || k in c.outputs)) {
+          throw new OpError(op, `unknown tensor "${k}" (inputs: ${Object.keys(c.inputs).join(', ')}; outputs: ${Object.keys(c.outputs).join(', ')})`);
+        }
+        shapes[k] = t.shape;
+        dtypes[k] = t.dtype;
       }
-      p = resolveContract(c, { shapes: onlyInputs, dtypes: inputDtypes, attributes, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
+      p = resolveContract(c, { shapes, dtypes, attributes, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
       this.resolutions++;
       if (this.plans.size > 4096) this.plans.clear();
       this.plans.set(key, p);

@@ -69,6 +69,8 @@ export async function getKernel(dev: TesseraDevice, v: KernelVariant): Promise<B
   return { variant: v, pipeline, layout };
 }
 
+const bindingNames = new WeakMap<KernelVariant, Set<string>>();
+
 /**
  * Make a bind group for `k`: every non-uniform binding must be given by name in `buffers`; `uniforms` holds the
  * values of the registry's uniform fields (or `packed`, bytes already laid out by a contract plan). With a recorder,
@@ -83,8 +85,9 @@ export function bindKernel(
   packed?: ArrayBuffer,
 ): GPUBindGroup {
   const v = k.variant;
-  const names = new Set(v.bindings.map((b) => b.name));
-  for (const n of Object.keys(buffers)) {
+  let names = bindingNames.get(v);
+  if (!names) bindingNames.set(v, (names = new Set(v.bindings.map((b) => b.name))));
+  for (const n in buffers) {
     if (!names.has(n)) throw new KernelBindingError(v.id, `unknown binding "${n}" (bindings: ${[...names].join(', ')})`);
   }
   const entries: BufferBinding[] = [];
