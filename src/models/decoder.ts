@@ -109,9 +109,8 @@ export class Decoder {
     return { buffer, dtype: 'float32', shape };
   }
 
-  private async linear(rec: Recorder, x: Tensor, w: string, rows: number, biasName?: string): Promise<Tensor> {
+  private async linear(rec: Recorder, x: Tensor, w: string, y: Tensor, biasName?: string): Promise<Tensor> {
     const wt = this.weights.get(w);
-    const y = this.act(rec, w, [rows, wt.shape[0]!]);
     await this.ops.record(rec, 'linear', { x, w: wt, y });
     if (biasName && this.weights.tensors.has(biasName)) {
       await this.ops.record(rec, 'bias_add', { data: y, bias: this.weights.get(biasName) });
@@ -143,52 +142,63 @@ export class Decoder {
     const D = cfg.headDim;
     const nH = cfg.numHeads;
     const nKV = cfg.numKvHeads;
-    let h = this.act(rec, 'h', [T, H]);
+    // Activation buffers are shared by all layers (the GPU runs the recorded ops in order), so memory does not
+    // grow with depth and every decode step binds the same buffers.
+    const scratch = new Map<string, Tensor>();
+    const buf = (name: string, shape: number[]): Tensor => {
+      let t = scratch.get(name);
+      if (!t) scratch.set(name, (t = this.act(rec, name, shape)));
+      return { ...t, shape };
+    };
+    const kvRow = nKV * D;
+    let h = buf('embed', [T, H]);
     await this.ops.record(rec, 'embed', { ids, table: this.weights.get('model.embed_tokens.weight'), out: h });
     if (cfg.embedScale !== 1) {
-      const scaled = this.act(rec, 'h', [T, H]);
+      const scaled = buf('hA', [T, H]);
       await this.ops.record(rec, 'scale', { x: h, out: scaled }, { scale: Math.fround(cfg.embedScale) });
       h = scaled;
     }
-    const x = this.act(rec, 'x', [T, H]);
+    const x = buf('x', [T, H]);
     for (let l = 0; l < cfg.numLayers; l++) {
       const p = `model.layers.${l}.`;
       await this.norm(rec, h, p + 'input_layernorm.weight', x);
-      const q = await this.linear(rec, x, p + 'self_attn.q_proj.weight', T, p + 'self_attn.q_proj.bias');
-      const k = await this.linear(rec, x, p + 'self_attn.k_proj.weight', T, p + 'self_attn.k_proj.bias');
-      const v = await this.linear(rec, x, p + 'self_attn.v_proj.weight', T, p + 'self_attn.v_proj.bias');
-      const q3: Tensor = { ...q, shape: [T, nH, D] };
-      const k3: Tensor = { ...k, shape: [T, nKV, D] };
+      const q = await this.linear(rec, x, p + 'self_attn.q_proj.weight', buf('q', [T, nH * D]), p + 'self_attn.q_proj.bias');
+      const k = await this.linear(rec, x, p + 'self_attn.k_proj.weight', buf('k', [T, kvRow]), p + 'self_attn.k_proj.bias');
+      const v = await this.linear(rec, x, p + 'self_attn.v_proj.weight', buf('v', [T, kvRow]), p + 'self_attn.v_proj.bias');
+      let q3: Tensor = { ...q, shape: [T, nH, D] };
+      let k3: Tensor = { ...k, shape: [T, nKV, D] };
       if (cfg.qkNorm) {
-        const qn = this.act(rec, 'qn', [T, nH, D]);
-        const kn = this.act(rec, 'kn', [T, nKV, D]);
+        const qn = buf('qn', [T, nH, D]);
+        const kn = buf('kn', [T, nKV, D]);
         await this.norm(rec, q3, p + 'self_attn.q_norm.weight', qn);
         await this.norm(rec, k3, p + 'self_attn.k_norm.weight', kn);
-        q3.buffer = qn.buffer;
-        k3.buffer = kn.buffer;
+        q3 = qn;
+        k3 = kn;
       }
       const rope = this.ropeByLayer[l]!;
       await this.ops.record(rec, 'rope', { x: q3, cos: rope.cos, sin: rope.sin }, { start_pos: start, interleaved: this.ropeInterleaved });
       await this.ops.record(rec, 'rope', { x: k3, cos: rope.cos, sin: rope.sin }, { start_pos: start, interleaved: this.ropeInterleaved });
       await this.writeKv(rec, kv, l, k3.buffer, v.buffer, start, T);
-      const att = this.act(rec, 'att', [T, nH, D]);
+      const att = buf('att', [T, nH, D]);
       await this.ops.record(
         rec,
         'attention',
         { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
         { start_pos: start, kv_len: start + T, scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
       );
-      const o = await this.linear(rec, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', T);
-      const h2 = this.act(rec, 'h', [T, H]);
+      const o = await this.linear(rec, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', buf('o', [T, H]));
+      // h -> h2 (after attention) -> h3 (after the MLP, written over h, which is no longer read)
+      const h2 = buf(h.buffer === scratch.get('hB')?.buffer ? 'hA' : 'hB', [T, H]);
       if (cfg.sandwichNorm) await this.norm(rec, o, p + 'post_attention_layernorm.weight', h2, h, 2);
       else await this.ops.record(rec, 'residual', { a: h, b: o, out: h2 });
       await this.norm(rec, h2, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight'), x);
-      const g = await this.linear(rec, x, p + 'mlp.gate_proj.weight', T);
-      const u = await this.linear(rec, x, p + 'mlp.up_proj.weight', T);
-      const a = this.act(rec, 'a', [T, cfg.intermediateSize]);
+      const I = cfg.intermediateSize;
+      const g = await this.linear(rec, x, p + 'mlp.gate_proj.weight', buf('g', [T, I]));
+      const u = await this.linear(rec, x, p + 'mlp.up_proj.weight', buf('u', [T, I]));
+      const a = buf('a', [T, I]);
       await this.ops.record(rec, 'glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
-      const d = await this.linear(rec, a, p + 'mlp.down_proj.weight', T);
-      const h3 = this.act(rec, 'h', [T, H]);
+      const d = await this.linear(rec, a, p + 'mlp.down_proj.weight', buf('d', [T, H]));
+      const h3: Tensor = { ...h, shape: [T, H] };
       if (cfg.sandwichNorm) await this.norm(rec, d, p + 'post_feedforward_layernorm.weight', h3, h2, 2);
       else await this.ops.record(rec, 'residual', { a: h2, b: d, out: h3 });
       h = h3;
@@ -209,7 +219,7 @@ export class Decoder {
   async recordLogits(rec: Recorder, hidden: Tensor): Promise<Tensor> {
     const rows = hidden.shape[0]!;
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-    return this.linear(rec, hidden, head, rows);
+    return this.linear(rec, hidden, head, this.act(rec, 'logits', [rows, this.cfg.vocabSize]));
   }
 
   /** Upload token ids as a GPU tensor (destroyed after the recorder's submit). */

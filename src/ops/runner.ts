@@ -5,7 +5,6 @@
  * binding names, uploads the packed uniforms and records the dispatches. No TypeScript here knows an offset, a
  * binding index, a variant choice or a dispatch formula.
  */
-import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
@@ -64,14 +63,6 @@ export class OpRunner {
     this.lookup = registryLookup(registry);
   }
 
-  /** Names of the ops that have contracts. */
-  static available(dir = CONTRACTS_DIR): string[] {
-    return readdirSync(dir)
-      .filter((f) => f.endsWith('.contract.json'))
-      .map((f) => f.replace(/\.contract\.json$/, ''))
-      .sort();
-  }
-
   contract(op: string): KernelContract {
     let c = this.contracts.get(op);
     if (!c) {
@@ -117,11 +108,6 @@ export class OpRunner {
       this.kernels.set(id, k);
     }
     return k;
-  }
-
-  /** Compile every kernel a plan uses (first use of a shape). */
-  async prepare(plan: Plan): Promise<void> {
-    for (const pass of plan.passes) if (pass.kernel) await this.kernel(pass.kernel);
   }
 
   /**
