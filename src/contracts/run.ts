@@ -15,6 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Template } from '@huggingface/jinja';
 import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
+import type { BufferBinding } from '../gpu/bindgroups.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
 import { Recorder, type KernelTime } from '../gpu/recorder.ts';
@@ -145,16 +146,16 @@ export async function recordContract(rec: Recorder, dev: TesseraDevice, plan: Pl
   const scratch = new Map<string, GPUBuffer>();
   for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
   for (const { pass, label, pipeline, layout } of passes) {
-    const entries: GPUBindGroupEntry[] = pass.bindings.map((b, i) => {
+    const entries: BufferBinding[] = pass.bindings.map((b, i) => {
       const binding = b.index ?? i;
-      if (b.kind === 'uniform') return { binding, resource: rec.uniform(b.data) };
-      if (b.kind === 'scratch') return { binding, resource: { buffer: scratch.get(b.intermediate)! } };
-      if (b.absent) return { binding, resource: { buffer: placeholder(dev) } };
+      if (b.kind === 'uniform') return { binding, ...rec.uniform(b.data) };
+      if (b.kind === 'scratch') return { binding, buffer: scratch.get(b.intermediate)! };
+      if (b.absent) return { binding, buffer: placeholder(dev) };
       const t = tensors[b.tensor];
       if (!t) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
-      return { binding, resource: { buffer: t.buffer, ...(t.offset !== undefined ? { offset: t.offset } : {}), ...(t.size !== undefined ? { size: t.size } : {}) } };
+      return { binding, buffer: t.buffer, offset: t.offset, size: t.size };
     });
-    const bindGroup = dev.device.createBindGroup({ label, layout, entries });
+    const bindGroup = dev.bindGroups.get(layout, entries, label);
     rec.dispatch({ label, pipeline, bindGroup, workgroups: pass.dispatch });
   }
   for (const b of scratch.values()) rec.releaseAfterSubmit(b);
