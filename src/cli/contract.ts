@@ -3,16 +3,14 @@
  *  [--tunables ...] [--device-profile FILE] [--json]`: resolves a kernel contract and prints the plan.
  * Standalone (until the main CLI mounts it): `npx tsx src/cli/contract.ts contract plan ...`.
  */
-import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
-import { capsFromJson, type DeviceCaps, type DeviceProfileJson } from '../gpu/caps.ts';
+import type { DeviceCaps } from '../gpu/caps.ts';
 import { loadContract, resolveContract, type KernelContract, type KernelLookup, type PassSpec, type Plan } from '../contracts/index.ts';
+import { loadCaps } from './device.ts';
+import { CliArgumentError } from './errors.ts';
 
-/** A malformed command-line argument (exit code 1). */
-export class CliArgumentError extends Error {
-  override name = 'CliArgumentError';
-}
+export { CliArgumentError };
 
 export interface ContractPlanOptions {
   contract: string;
@@ -117,22 +115,9 @@ export function planJson(plan: Plan): ContractPlanJson {
 
 async function deviceCaps(opts: ContractPlanOptions): Promise<DeviceCaps> {
   if (opts.caps) return opts.caps;
-  if (opts.deviceProfile) {
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(opts.deviceProfile, 'utf8'));
-    } catch (e) {
-      throw new CliArgumentError(`--device-profile ${opts.deviceProfile}: ${(e as Error).message}`);
-    }
-    return capsFromJson(json as DeviceProfileJson, opts.deviceProfile);
-  }
-  const { createDevice } = await import('../gpu/device.ts');
-  const dev = await createDevice();
-  try {
-    return dev.caps;
-  } finally {
-    dev.destroy();
-  }
+  const { caps, close } = await loadCaps(opts.deviceProfile);
+  close();
+  return caps;
 }
 
 /** Resolves a contract for the given arguments; returns the JSON summary, the text form and the plan. */

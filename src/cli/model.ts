@@ -6,32 +6,27 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import type { LoadedModel } from '../models/load.ts';
 import { QUANT_MODES, type QuantMode } from '../models/weights.ts';
 import type { GenerationOptions } from '../runtime/options.ts';
+import { CliArgumentError } from './errors.ts';
 
 export const DEFAULT_MODEL = fileURLToPath(new URL('../../models/default/', import.meta.url));
 
-class CliArgumentError extends Error {
-  constructor(flag: string, detail: string) {
-    super(`${flag}: ${detail}`);
-    this.name = 'CliArgumentError';
-  }
-}
 
 function parseIds(s: string): number[] {
   const ids = s.split(',').map((x) => x.trim()).filter(Boolean).map(Number);
-  if (!ids.length || ids.some((x) => !Number.isInteger(x) || x < 0)) throw new CliArgumentError('--ids', `expected comma-separated token ids like 1,2,3, got "${s}"`);
+  if (!ids.length || ids.some((x) => !Number.isInteger(x) || x < 0)) throw new CliArgumentError(`--ids: expected comma-separated token ids like 1,2,3, got "${s}"`);
   return ids;
 }
 
 function numberOpt(flag: string, v: string | undefined, int = false): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || (int && !Number.isInteger(n))) throw new CliArgumentError(flag, `expected ${int ? 'an integer' : 'a number'}, got "${v}"`);
+  if (!Number.isFinite(n) || (int && !Number.isInteger(n))) throw new CliArgumentError(`${flag}: expected ${int ? 'an integer' : 'a number'}, got "${v}"`);
   return n;
 }
 
 function quantOpt(v: string | undefined): QuantMode | undefined {
   if (v === undefined) return undefined;
-  if (!(QUANT_MODES as readonly string[]).includes(v)) throw new CliArgumentError('--quant', `"${v}" is not one of ${QUANT_MODES.join(', ')}`);
+  if (!(QUANT_MODES as readonly string[]).includes(v)) throw new CliArgumentError(`--quant: "${v}" is not one of ${QUANT_MODES.join(', ')}`);
   return v as QuantMode;
 }
 
@@ -121,7 +116,7 @@ export function registerModelCommands(program: Command): void {
       .option('--chat', 'wrap the prompt in the model\'s chat template as a user message')
       .option('--json', 'print one JSON object { ids, text, prefillTokensPerSecond, decodeTokensPerSecond }'),
   ).action(async (f: GenFlags) => {
-    if ((f.prompt === undefined) === (f.ids === undefined)) throw new CliArgumentError('--prompt/--ids', 'give exactly one of --prompt TEXT or --ids 1,2,3');
+    if ((f.prompt === undefined) === (f.ids === undefined)) throw new CliArgumentError('--prompt/--ids: give exactly one of --prompt TEXT or --ids 1,2,3');
     const opts = genOptions(f);
     const { generateTokens } = await import('../runtime/generate.ts');
     const { dev, model } = await loadWithProgress(f.model, quantOpt(f.quant), Boolean(f.json));
