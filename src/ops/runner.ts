@@ -13,12 +13,16 @@ import { bindKernelWithUniform, getKernel, type BoundKernel } from '../registry/
 import { defaultRegistry } from '../registry/load.ts';
 import type { Registry } from '../registry/types.ts';
 
-/** A GPU tensor: a buffer (or a range of one), its contract dtype name and its shape. */
-export interface Tensor {
-  buffer: GPUBuffer;
-  offset?: number;
+/** What a plan depends on: a tensor's contract dtype name and its shape. */
+export interface TensorSpec {
   dtype: string;
   shape: readonly number[];
+}
+
+/** A GPU tensor: a buffer (or a range of one), its contract dtype name and its shape. */
+export interface Tensor extends TensorSpec {
+  buffer: GPUBuffer;
+  offset?: number;
 }
 
 export const CONTRACTS_DIR = fileURLToPath(new URL('./contracts/', import.meta.url));
@@ -73,7 +77,7 @@ export class OpRunner {
   }
 
   /** Resolve (cached) the plan of `op` for these tensors and attributes on this device. */
-  plan(op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan {
+  plan(op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan {
     // The cache key is built by hand: this runs for every op of every decode step.
     let key = op;
     for (const k in tensors) {

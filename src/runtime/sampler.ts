@@ -37,14 +37,9 @@ export class GpuSampler {
   /** The buffer whose first u32 is the last sampled token (created on first use; sized for the vocabulary). */
   stateBuffer(): GPUBuffer {
     if (this.state) return this.state;
-    const plan = this.dec.ops.plan('sample', { logits: { buffer: this.placeholder(), dtype: 'float32', shape: [this.dec.cfg.vocabSize] } }, this.attrs(0));
+    const plan = this.dec.ops.plan('sample', { logits: { dtype: 'float32', shape: [this.dec.cfg.vocabSize] } }, this.attrs(0));
     this.state = this.dec.dev.device.createBuffer({ size: plan.outputs[0]!.shape[0]! * 4, usage: STORAGE_USAGE, label: 'sample.state' });
     return this.state;
-  }
-
-  private placeholderBuffer?: GPUBuffer;
-  private placeholder(): GPUBuffer {
-    return (this.placeholderBuffer ??= this.dec.dev.device.createBuffer({ size: 16, usage: STORAGE_USAGE, label: 'sample.shape-only' }));
   }
 
   private attrs(step: number) {
@@ -75,7 +70,6 @@ export class GpuSampler {
 
   destroy(): void {
     this.state?.destroy();
-    this.placeholderBuffer?.destroy();
     this.history?.destroy();
   }
 }
