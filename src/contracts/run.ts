@@ -19,6 +19,9 @@ import type { BufferBinding } from '../gpu/bindgroups.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
 import { Recorder, type KernelTime } from '../gpu/recorder.ts';
+import { getKernel, type BoundKernel } from '../registry/binder.ts';
+import { defaultRegistry } from '../registry/load.ts';
+import type { KernelVariant, Registry } from '../registry/types.ts';
 import { ContractInputError } from './errors.ts';
 import { resolveContract, type Plan, type PlanPass, type ResolveOptions } from './plan.ts';
 import { templateContext } from './template.ts';
@@ -111,13 +114,32 @@ function layoutOf(pass: PlanPass): LayoutEntry[] {
   return pass.bindings.map((b, i) => ({ binding: b.index ?? i, type: b.kind === 'uniform' ? 'uniform' : b.access }));
 }
 
-/** Renders and compiles every pass of a plan (cached per plan and device). */
-export async function prepareContract(dev: TesseraDevice, plan: Plan, load: ShaderLoader = loadShaderFile): Promise<PreparedPass[]> {
+const kernelCache = new WeakMap<TesseraDevice, WeakMap<KernelVariant, BoundKernel>>();
+
+/** A registry kernel's pipeline (cached per device and variant: plans re-resolved every decode step reuse it). */
+async function registryKernel(dev: TesseraDevice, registry: Registry, id: string): Promise<BoundKernel> {
+  let byVariant = kernelCache.get(dev);
+  if (!byVariant) kernelCache.set(dev, (byVariant = new WeakMap()));
+  const v = registry.variant(id);
+  let k = byVariant.get(v);
+  if (!k) byVariant.set(v, (k = await getKernel(dev, v)));
+  return k;
+}
+
+/**
+ * Compiles every pass of a plan (cached per plan and device): template passes are rendered from their
+ * `.wgsl.jinja`; registry-kernel passes take the registry's WGSL, entry point and binding layout.
+ */
+export async function prepareContract(dev: TesseraDevice, plan: Plan, load: ShaderLoader = loadShaderFile, registry: Registry = defaultRegistry()): Promise<PreparedPass[]> {
   const hit = prepared.get(plan);
   if (hit && hit.dev === dev) return hit.passes;
   const passes: PreparedPass[] = [];
   for (const pass of plan.passes) {
-    if (!pass.shader) throw new ShaderTemplateError(pass.path, `names registry kernel ${pass.kernel}; run registry-kernel contracts with the op runner (src/ops/runner.ts)`);
+    if (pass.kernel) {
+      const { pipeline, layout } = await registryKernel(dev, registry, pass.kernel);
+      passes.push({ pass, label: pass.kernel, pipeline, layout });
+      continue;
+    }
     const code = renderPassShader(plan, pass, load);
     const label = `${pass.name} [${plan.variant}]`;
     const { pipeline, layout } = await dev.pipelines.get({ code, entryPoint: 'main', layout: layoutOf(pass), label });
@@ -141,8 +163,15 @@ function placeholder(dev: TesseraDevice): GPUBuffer {
  * (outputs sized as plan.outputs says); absent optional inputs get a placeholder. Scratch buffers come from the
  * device's pool and go back to it after the submit.
  */
-export async function recordContract(rec: Recorder, dev: TesseraDevice, plan: Plan, tensors: Readonly<Record<string, GpuTensorRef>>, load?: ShaderLoader): Promise<void> {
-  const passes = await prepareContract(dev, plan, load);
+export async function recordContract(
+  rec: Recorder,
+  dev: TesseraDevice,
+  plan: Plan,
+  tensors: Readonly<Record<string, GpuTensorRef>>,
+  load?: ShaderLoader,
+  registry?: Registry,
+): Promise<void> {
+  const passes = await prepareContract(dev, plan, load, registry);
   const scratch = new Map<string, GPUBuffer>();
   for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
   for (const { pass, label, pipeline, layout } of passes) {

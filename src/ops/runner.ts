@@ -1,15 +1,15 @@
 /**
  * The op layer: one entry per registry operation used by models. Each op is a kernel contract
  * (src/ops/contracts/<op>.contract.json) whose passes name registry kernels; the runner resolves the contract
- * against the real device and the real tensor shapes (plans are cached), then binds buffers by the registry's
- * binding names, uploads the packed uniforms and records the dispatches. No TypeScript here knows an offset, a
+ * against the real device and the real tensor shapes (plans are cached), then records it with recordContract: the
+ * registry's bindings, the packed uniforms, the plan's dispatch sizes. No TypeScript here knows an offset, a
  * binding index, a variant choice or a dispatch formula.
  */
 import { fileURLToPath } from 'node:url';
 import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Recorder } from '../gpu/recorder.ts';
-import { bindKernelWithUniform, getKernel, type BoundKernel } from '../registry/binder.ts';
+import { recordContract, type GpuTensorRef } from '../contracts/run.ts';
 import { defaultRegistry } from '../registry/load.ts';
 import type { Registry } from '../registry/types.ts';
 
@@ -54,7 +54,6 @@ function elementBytes(dtype: string): number {
 export class OpRunner {
   private contracts = new Map<string, KernelContract>();
   private plans = new Map<string, Plan>();
-  private kernels = new Map<string, BoundKernel>();
   private readonly lookup: KernelLookup;
   /** How many contract resolutions missed the plan cache (for profiling). */
   resolutions = 0;
@@ -105,45 +104,20 @@ export class OpRunner {
     return p;
   }
 
-  private async kernel(id: string): Promise<BoundKernel> {
-    let k = this.kernels.get(id);
-    if (!k) {
-      k = await getKernel(this.dev, this.registry.variant(id));
-      this.kernels.set(id, k);
-    }
-    return k;
-  }
-
   /**
    * Record `op` into `rec`. Tensors are named by the contract's input and output names; outputs must be
    * allocated by the caller with the shapes the contract computes (checked by the resolver when given).
    */
   async record(rec: Recorder, op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Promise<Plan> {
     const plan = this.plan(op, tensors, attributes);
-    const scratch = new Map<string, GPUBuffer>();
-    for (const m of plan.intermediates) {
-      const buf = this.dev.buffers.acquire(Math.max(4, m.bytes), undefined, `${op}.${m.id}`);
-      scratch.set(m.id, buf);
+    // Bind each tensor's own bytes (pooled buffers are larger than the tensors they hold).
+    const refs: Record<string, GpuTensorRef> = {};
+    for (const [k, t] of Object.entries(tensors)) {
+      const offset = t.offset ?? 0;
+      const bytes = Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
+      refs[k] = { buffer: t.buffer, offset, size: Math.min(bytes, t.buffer.size - offset) };
     }
-    for (const pass of plan.passes) {
-      if (!pass.kernel) throw new OpError(op, `pass ${pass.path} names a template shader (${pass.shader}); the op runner binds registry kernels only`);
-      const k = await this.kernel(pass.kernel);
-      const buffers: Record<string, { buffer: GPUBuffer; offset?: number; size?: number }> = {};
-      let uniform: ArrayBuffer | undefined;
-      for (const b of pass.bindings) {
-        if (b.kind === 'uniform') uniform = b.data;
-        else if (b.kind === 'tensor') {
-          const t = tensors[b.tensor];
-          if (!t) throw new OpError(op, `pass ${pass.path} binds "${b.name}" to tensor "${b.tensor}", which was not given`);
-          const bytes = Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
-          buffers[b.name] = { buffer: t.buffer, offset: t.offset ?? 0, size: Math.min(bytes, t.buffer.size - (t.offset ?? 0)) };
-        } else {
-          buffers[b.name] = { buffer: scratch.get(b.intermediate)! };
-        }
-      }
-      bindKernelWithUniform(rec, this.dev, k, buffers, uniform, pass.dispatch);
-    }
-    for (const b of scratch.values()) rec.releaseAfterSubmit(b);
+    await recordContract(rec, this.dev, plan, refs, undefined, this.registry);
     return plan;
   }
 }

@@ -73,16 +73,14 @@ const bindingNames = new WeakMap<KernelVariant, Set<string>>();
 
 /**
  * Make a bind group for `k`: every non-uniform binding must be given by name in `buffers`; `uniforms` holds the
- * values of the registry's uniform fields (or `packed`, bytes already laid out by a contract plan). With a recorder,
- * the uniform bytes go into its per-submit arena.
+ * values of the registry's uniform fields. With a recorder, the uniform bytes go into its per-submit arena.
  */
 export function bindKernel(
   dev: TesseraDevice,
   k: BoundKernel,
   buffers: Record<string, BufferArg>,
-  uniforms: UniformValues | undefined,
+  uniforms: UniformValues,
   rec?: Recorder,
-  packed?: ArrayBuffer,
 ): GPUBindGroup {
   const v = k.variant;
   let names = bindingNames.get(v);
@@ -93,7 +91,7 @@ export function bindKernel(
   const entries: BufferBinding[] = [];
   for (const b of v.bindings) {
     if (b.type === 'uniform') {
-      const data = packed ?? packUniforms(v.id, v.uniforms, uniforms ?? {});
+      const data = packUniforms(v.id, v.uniforms, uniforms);
       if (rec) entries.push({ binding: b.index, ...rec.uniform(data) });
       else entries.push({ binding: b.index, buffer: uploadBuffer(dev.device, new Uint8Array(data), `${v.id}.${b.name}`, USAGE.UNIFORM | USAGE.COPY_DST) });
       continue;
@@ -117,17 +115,4 @@ export function recordKernel(
   const bindGroup = bindKernel(dev, k, buffers, uniforms, rec);
   const d: Dispatch = { label: k.variant.id, pipeline: k.pipeline, bindGroup, workgroups };
   rec.dispatch(d);
-}
-
-/** Record one dispatch whose uniform struct was already packed (by a contract plan, from the registry layout). */
-export function bindKernelWithUniform(
-  rec: Recorder,
-  dev: TesseraDevice,
-  k: BoundKernel,
-  buffers: Record<string, BufferArg>,
-  packed: ArrayBuffer | undefined,
-  workgroups: [number, number, number],
-): void {
-  const bindGroup = bindKernel(dev, k, buffers, packed ? undefined : {}, rec, packed);
-  rec.dispatch({ label: k.variant.id, pipeline: k.pipeline, bindGroup, workgroups });
 }
