@@ -110,3 +110,13 @@ describe('uniform struct packing (WGSL layout)', () => {
     expect(caught(neg, ContractPlanError).message).toBe('U variant only: pass p0 uniform params.b: b (i32) must be an integer in [-2147483648, 2147483647], got 2147483648');
   });
 });
+
+describe('registry layouts with an aliased slot', () => {
+  it('packing refuses two fields at one offset (the shipped lm_head_select_logits layout)', async () => {
+    const { packByLayout, PackError } = await import('../src/contracts/index.ts');
+    const layout = registry.operations.lm_head_select_logits!.baseUniforms!;
+    const values = Object.fromEntries(layout.fields.filter((f) => !f.name.startsWith('_')).map((f) => [f.name, 1]));
+    expect(() => packByLayout(layout, values)).toThrow(PackError);
+    expect(() => packByLayout(layout, values)).toThrow(/"num_blocks_per_row" and "logit_softcap" share offset 20/);
+  });
+});

@@ -80,6 +80,12 @@ export function packByLayout(
     if (!(f.name in values)) throw new PackError(f.name, `uniform field "${f.name}" (${f.type}) has no value; add it to the pass's "uniforms"`);
     return { name: f.name, type: f.type as ScalarType, offset: f.offset, value: scalar(f.name, f.type, values[f.name]) };
   });
+  const byOffset = new Map<number, string>();
+  for (const f of out) {
+    const other = byOffset.get(f.offset);
+    if (other !== undefined) throw new PackError(f.name, `uniform fields "${other}" and "${f.name}" share offset ${f.offset}; the registry layout is ambiguous`);
+    byOffset.set(f.offset, f.name);
+  }
   const size = Math.max(layout.size, roundUp(Math.max(0, ...out.map((f) => f.offset + 4)), 16));
   const data = new ArrayBuffer(size);
   const view = new DataView(data);
