@@ -52,7 +52,7 @@ export interface TesseraDevice {
   pipelines: PipelineCache;
   bindGroups: BindGroupCache;
   timestamps: boolean;
-  /** Resolves with the first uncaptured error message, if any was raised (also logged). */
+  /** Messages of uncaptured WebGPU errors raised on this device, in order (each is also logged). */
   errors: string[];
   destroy(): void;
 }
