@@ -30,7 +30,8 @@ export class PackError extends Error {
 const SIZE: Record<ScalarType, number> = { u32: 4, i32: 4, f32: 4 };
 const roundUp = (n: number, a: number) => Math.ceil(n / a) * a;
 
-function scalar(name: string, type: string, raw: unknown): number {
+/** Checks a uniform value against its scalar type (booleans become 0/1 for integer fields). */
+export function scalar(name: string, type: string, raw: unknown): number {
   const v = typeof raw === 'boolean' && type !== 'f32' ? Number(raw) : raw;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw new PackError(name, `${name} (${type}) must be a finite number, got ${JSON.stringify(raw)}`);
   if (type === 'u32' && !(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) throw new PackError(name, `${name} (u32) must be an integer in [0, 4294967295], got ${v}`);
@@ -39,7 +40,8 @@ function scalar(name: string, type: string, raw: unknown): number {
   return v;
 }
 
-function write(view: DataView, f: PackedField): void {
+/** Writes one packed field into a uniform struct's bytes. */
+export function write(view: DataView, f: PackedField): void {
   if (f.type === 'u32') view.setUint32(f.offset, f.value, true);
   else if (f.type === 'i32') view.setInt32(f.offset, f.value, true);
   else view.setFloat32(f.offset, f.value, true);

@@ -7,7 +7,8 @@ import type { DeviceCaps } from '../gpu/caps.ts';
 import { ExprError, formatValue, Scope, type ExprSource } from '../expr/index.ts';
 import { ContractError, ContractInputError, ContractPlanError, type Rejection } from './errors.ts';
 import { normalizeInputs, type TunableValue } from './inputs.ts';
-import { PackError, packByLayout, packStruct, type PackedField } from './layout.ts';
+import { compileDynamic, type DynamicExpr } from './dynamic.ts';
+import { PackError, packByLayout, packStruct, scalar, write, type PackedField } from './layout.ts';
 import { conditionFailure, offendingNames, requirementFailure, selectionOrder } from './select.ts';
 import { DTYPE_BYTES, type AttributeValue, type BindingSpec, type BufferAccess, type KernelContract, type KernelLookup, type PassSpec, type ShapeSource, type VariantSpec } from './types.ts';
 
@@ -44,7 +45,27 @@ export type PlanBinding =
       absent?: true;
     }
   | { kind: 'scratch'; key: string; name: string; intermediate: string; access: BufferAccess; elementType?: string; index?: number }
-  | { kind: 'uniform'; key: string; name: string; fields: PackedField[]; values: Record<string, number>; size: number; data: ArrayBuffer; index?: number };
+  | {
+      kind: 'uniform';
+      key: string;
+      name: string;
+      fields: PackedField[];
+      values: Record<string, number>;
+      size: number;
+      /** The packed struct for the dynamic values the plan was resolved with. */
+      data: ArrayBuffer;
+      index?: number;
+      /** Fields that read dynamic attributes: re-evaluated (expr.eval) and re-written for every call. */
+      dynamic?: DynamicField[];
+    };
+
+/** A uniform field whose value depends on dynamic attributes. */
+export interface DynamicField {
+  name: string;
+  type: PackedField['type'];
+  offset: number;
+  expr: DynamicExpr;
+}
 
 export interface PlanPass {
   /** The contract's pass id. */
@@ -73,6 +94,11 @@ export interface PlanIntermediate {
 
 export interface Plan {
   contract: string;
+  /**
+   * Dynamic attributes (they change per call and reach uniform fields only) with their static bounds. A plan
+   * serves every value within the bounds: only the uniform fields listed in each binding's `dynamic` change.
+   */
+  dynamic: Record<string, { min?: number; max?: number }>;
   device: string;
   variant: string;
   priority: number;
@@ -132,8 +158,32 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
   }
   const root = new Scope({ values: { ...base, shapes, ranks }, derive: contract.derive });
 
-  // Selection.
-  const rejected: Rejection[] = [];
+  // Dynamic attributes: static bounds, checked for the values given here (the program layer checks every call).
+  const dyn = dynamicNames(contract);
+  const dynamic: Plan['dynamic'] = {};
+  for (const name of dyn) {
+    const spec = contract.attributes![name]!.dynamic;
+    const b: { min?: number; max?: number } = {};
+    if (typeof spec === 'object') {
+      for (const k of ['min', 'max'] as const) {
+        if (spec[k] === undefined) continue;
+        let val: unknown;
+        try {
+          val = root.eval(spec[k], `attributes.${name}.dynamic.${k}`);
+        } catch (e) {
+          if (e instanceof ExprError) throw new ContractInputError(label, `attribute ${name}`, `its ${k} bound could not be computed: ${e.message}`);
+          throw e;
+        }
+        if (typeof val !== 'number') throw new ContractInputError(label, `attribute ${name}`, `its ${k} bound "${String(spec[k])}" must be a number, got ${formatValue(val)}`);
+        b[k] = val;
+      }
+    }
+    dynamic[name] = b;
+    checkDynamicValue(label, name, b, n.attrs[name]);
+  }
+
+  // Selection. Rejection reasons are explained only when asked for (an error, `tessera contract plan`).
+  const rejected: { variant: string; priority: number; why: () => Omit<Rejection, 'variant' | 'priority'> }[] = [];
   let chosen: { v: VariantSpec; scope: Scope } | undefined;
   if (opts.variant !== undefined && !contract.variants.some((v) => v.id === opts.variant)) {
     throw new ContractInputError(label, `variant "${opts.variant}"`, `not a variant of ${contract.name}; variants: ${contract.variants.map((v) => v.id).join(', ')}`);
@@ -141,15 +191,23 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
   for (const v of selectionOrder(contract.variants)) {
     if (opts.variant !== undefined && v.id !== opts.variant) continue;
     const scope = root.child({ derive: v.derive, label: `variants.${v.id}.derive` });
-    const why = requirementFailure(v, opts.device, opts.kernels) ?? conditionFailure(v, scope);
-    if (why) {
-      rejected.push({ variant: v.id, priority: v.priority, ...why });
+    const req = requirementFailure(v, opts.device, opts.kernels);
+    if (req) {
+      rejected.push({ variant: v.id, priority: v.priority, why: () => req });
+      continue;
+    }
+    if (!conditionsHold(v, scope)) {
+      rejected.push({ variant: v.id, priority: v.priority, why: () => conditionFailure(v, scope) ?? { kind: 'error', reason: 'a condition failed', refs: [] } });
       continue;
     }
     chosen = { v, scope };
     break;
   }
-  if (!chosen) throw new ContractError(label, device, rejected, offendingNames(rejected));
+  const explained = () => rejected.map((r) => ({ variant: r.variant, priority: r.priority, ...r.why() }));
+  if (!chosen) {
+    const all = explained();
+    throw new ContractError(label, device, all, offendingNames(all));
+  }
   const { v, scope } = chosen;
   const planFail = (where: string, detail: string): never => {
     throw new ContractPlanError(label, v.id, where, detail);
@@ -183,13 +241,14 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
 
   // Passes.
   const passes: PlanPass[] = [];
-  const ctx = { contract, v, opts, planFail, evalOrFail };
+  const ctx: Ctx = { contract, v, dyn, attrs: n.attrs, opts, planFail, evalOrFail };
   expandPasses(ctx, v.passes, scope, '', {}, [], passes);
 
-  // Template context values.
+  // Template context values (names that read dynamic attributes are left out: a shader must not bake them in).
   const derived: Record<string, unknown> = {};
   const deriveErrors: Record<string, string> = {};
   for (const name of [...root.ownDerivedNames(), ...scope.ownDerivedNames()]) {
+    if (compileDynamic(name, scope, dyn, n.attrs)) continue;
     try {
       derived[name] = scope.lookup(name);
     } catch (e) {
@@ -198,12 +257,12 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
       deriveErrors[name] = e.summary;
     }
   }
-  return {
+  const plan: Omit<Plan, 'rejected'> = {
     contract: label,
+    dynamic,
     device,
     variant: v.id,
     priority: v.priority,
-    rejected,
     attrs: n.attrs,
     tunables: n.tunables,
     shapes,
@@ -215,11 +274,73 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
     derived,
     deriveErrors,
   };
+  let memo: Rejection[] | undefined;
+  Object.defineProperty(plan, 'rejected', { enumerable: true, get: () => (memo ??= explained()) });
+  return plan as Plan;
+}
+
+/**
+ * Writes the dynamic fields of a uniform binding for `values` into `view` at `base` (the struct's first byte).
+ * Values are checked against the field's scalar type; errors name the contract, field and expression.
+ */
+export function writeDynamicFields(plan: Plan, b: Extract<PlanBinding, { kind: 'uniform' }>, values: Readonly<Record<string, unknown>>, view: DataView, base = 0): void {
+  for (const f of b.dynamic ?? []) {
+    let v: unknown;
+    try {
+      v = f.expr.eval(values);
+      write(view, { name: f.name, type: f.type, offset: base + f.offset, value: scalar(f.name, f.type, v) });
+    } catch (e) {
+      if (e instanceof ExprError || e instanceof PackError) {
+        throw new ContractPlanError(plan.contract, plan.variant, `uniform ${b.name}.${f.name} "${f.expr.source}"`, `${e.message} (dynamic values ${formatValue(values)})`);
+      }
+      throw e;
+    }
+  }
+}
+
+/** A uniform binding's bytes for these dynamic values (the resolved bytes when none are given). */
+export function uniformBytes(plan: Plan, b: Extract<PlanBinding, { kind: 'uniform' }>, values?: Readonly<Record<string, unknown>>): ArrayBuffer {
+  if (!values || !b.dynamic) return b.data;
+  const data = b.data.slice(0);
+  writeDynamicFields(plan, b, values, new DataView(data));
+  return data;
+}
+
+const dynamicCache = new WeakMap<KernelContract, ReadonlySet<string>>();
+/** The contract's dynamic attribute names. */
+export function dynamicNames(c: KernelContract): ReadonlySet<string> {
+  let d = dynamicCache.get(c);
+  if (!d) dynamicCache.set(c, (d = new Set(Object.entries(c.attributes ?? {}).filter(([, a]) => a.dynamic).map(([k]) => k))));
+  return d;
+}
+
+/** Checks one dynamic value against its bounds (ContractInputError naming the attribute). */
+export function checkDynamicValue(contract: string, name: string, b: { min?: number; max?: number }, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ContractInputError(contract, `attribute ${name}`, `a dynamic attribute must be a finite number, got ${formatValue(value)}`);
+  if ((b.min !== undefined && value < b.min) || (b.max !== undefined && value > b.max)) {
+    throw new ContractInputError(contract, `attribute ${name}`, `value ${value} is outside [${b.min ?? '-inf'}, ${b.max ?? 'inf'}] for these shapes`);
+  }
+}
+
+/** Whether every `when` of the variant holds (no explanation is built). */
+function conditionsHold(v: VariantSpec, scope: Scope): boolean {
+  for (const [i, w] of (v.when ?? []).entries()) {
+    try {
+      if (scope.eval(w, `variants.${v.id}.when[${i}]`) !== true) return false;
+    } catch (e) {
+      if (e instanceof ExprError) return false;
+      throw e;
+    }
+  }
+  return true;
 }
 
 interface Ctx {
   contract: KernelContract;
   v: VariantSpec;
+  dyn: ReadonlySet<string>;
+  attrs: Record<string, AttributeValue>;
   opts: ResolveOptions;
   planFail: (where: string, detail: string) => never;
   evalOrFail: (s: Scope, src: ExprSource, ctx: string, where: string) => unknown;
@@ -264,7 +385,22 @@ function packUniform(c: Ctx, s: Scope, path: string, key: string, name: string, 
   for (const f of fields) values[f.name] = c.evalOrFail(s, f.value, `pass ${path}.${name}.${f.name}`, `pass ${path} uniform ${name}.${f.name} "${String(f.value)}"`);
   try {
     const packed = layout ? packByLayout(layout, values) : packStruct(fields.map((f) => ({ ...f, value: values[f.name] })));
-    return { kind: 'uniform', key, name, fields: packed.fields, values: Object.fromEntries(packed.fields.map((f) => [f.name, f.value])), size: packed.size, data: packed.data };
+    const dynamic: DynamicField[] = [];
+    for (const f of fields) {
+      const expr = compileDynamic(f.value, s, c.dyn, c.attrs);
+      const pf = expr && packed.fields.find((x) => x.name === f.name);
+      if (pf) dynamic.push({ name: f.name, type: pf.type, offset: pf.offset, expr });
+    }
+    return {
+      kind: 'uniform',
+      key,
+      name,
+      fields: packed.fields,
+      values: Object.fromEntries(packed.fields.map((f) => [f.name, f.value])),
+      size: packed.size,
+      data: packed.data,
+      ...(dynamic.length ? { dynamic } : {}),
+    };
   } catch (e) {
     if (e instanceof PackError) c.planFail(`pass ${path} uniform ${name}.${e.field}`, e.message);
     throw e;

@@ -23,7 +23,7 @@ import { getKernel, type BoundKernel } from '../registry/binder.ts';
 import { defaultRegistry } from '../registry/load.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { ContractInputError } from './errors.ts';
-import { resolveContract, type Plan, type PlanPass, type ResolveOptions } from './plan.ts';
+import { checkDynamicValue, resolveContract, uniformBytes, type Plan, type PlanPass, type ResolveOptions } from './plan.ts';
 import { templateContext } from './template.ts';
 import { DTYPE_BYTES, type AttributeValue, type KernelContract } from './types.ts';
 import type { TunableValue } from './inputs.ts';
@@ -170,14 +170,22 @@ export async function recordContract(
   tensors: Readonly<Record<string, GpuTensorRef>>,
   load?: ShaderLoader,
   registry?: Registry,
+  /** Values of the contract's dynamic attributes for this call (default: those the plan was resolved with). */
+  dynamic?: Readonly<Record<string, unknown>>,
 ): Promise<void> {
   const passes = await prepareContract(dev, plan, load, registry);
+  if (dynamic) {
+    for (const [k, v] of Object.entries(dynamic)) {
+      if (!(k in plan.dynamic)) throw new ContractInputError(plan.contract, `attribute ${k}`, `is not a dynamic attribute (dynamic: ${Object.keys(plan.dynamic).join(', ') || 'none'}); resolve a plan for its value`);
+      checkDynamicValue(plan.contract, k, plan.dynamic[k]!, v);
+    }
+  }
   const scratch = new Map<string, GPUBuffer>();
   for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
   for (const { pass, label, pipeline, layout } of passes) {
     const entries: BufferBinding[] = pass.bindings.map((b, i) => {
       const binding = b.index ?? i;
-      if (b.kind === 'uniform') return { binding, ...rec.uniform(b.data) };
+      if (b.kind === 'uniform') return { binding, ...rec.uniform(uniformBytes(plan, b, dynamic)) };
       if (b.kind === 'scratch') return { binding, buffer: scratch.get(b.intermediate)! };
       if (b.absent) return { binding, buffer: placeholder(dev) };
       const t = tensors[b.tensor];

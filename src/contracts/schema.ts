@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import schema from '../../spec/kernel-contract.schema.json' with { type: 'json' };
 import { BUILTINS, compile, ExprError, type ExprSource } from '../expr/index.ts';
 import { ContractSchemaError } from './errors.ts';
+import { flowProblems } from './flow.ts';
 import { DTYPE_BYTES, type KernelContract, type PassSpec, type ShapeSource } from './types.ts';
 
 let validator: ValidateFunction | undefined;
@@ -166,6 +167,7 @@ function semanticProblems(c: KernelContract): Problem[] {
     };
     walkPasses(v.passes, `${vp}.passes`);
   });
+  if (out.length === 0) flowProblems(c, out);
   return out;
 }
 

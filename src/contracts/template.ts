@@ -50,7 +50,8 @@ export function templateContext(plan: Plan, pass: PlanPass): TemplateContext {
   return {
     ...plan.derived,
     ...pass.derived,
-    attrs: plan.attrs,
+    // Dynamic attributes change per call: a shader must not bake them in.
+    attrs: Object.fromEntries(Object.entries(plan.attrs).filter(([k]) => !(k in plan.dynamic))),
     tunables: plan.tunables,
     shapes: plan.shapes,
     ranks: plan.ranks,

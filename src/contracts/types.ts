@@ -81,6 +81,16 @@ export interface VariantSpec {
   intermediates?: readonly IntermediateSpec[];
   passes: readonly PassSpec[];
 }
+/**
+ * A dynamic attribute changes per call (positions, KV lengths, seeds): it may reach uniform fields only, so one
+ * plan serves every value; `min`/`max` are static bounds checked on every call.
+ */
+export type DynamicSpec = boolean | { min?: ExprSource; max?: ExprSource };
+export interface AttributeSpec {
+  default?: AttributeValue;
+  description?: string;
+  dynamic?: DynamicSpec;
+}
 export interface KernelContract {
   $schema?: string;
   domain?: string;
@@ -89,7 +99,7 @@ export interface KernelContract {
   description?: string;
   inputs: Readonly<Record<string, ContractInput>>;
   outputs: Readonly<Record<string, ContractOutput>>;
-  attributes?: Readonly<Record<string, { default?: AttributeValue; description?: string }>>;
+  attributes?: Readonly<Record<string, AttributeSpec>>;
   attributeConstraints?: Readonly<Record<string, { values: readonly AttributeValue[] }>>;
   typeConstraints?: Readonly<Record<string, readonly string[]>>;
   tunables?: Readonly<Record<string, { default: number | string | boolean; description?: string }>>;

@@ -6,6 +6,7 @@
  * binding index, a variant choice or a dispatch formula.
  */
 import { fileURLToPath } from 'node:url';
+import { dynamicNames } from '../contracts/plan.ts';
 import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Recorder } from '../gpu/recorder.ts';
@@ -75,15 +76,19 @@ export class OpRunner {
     return c;
   }
 
-  /** Resolve (cached) the plan of `op` for these tensors and attributes on this device. */
+  /**
+   * Resolve (cached) the plan of `op` for these tensors and attributes on this device. Plans are keyed on shapes,
+   * dtypes and static attributes only: a dynamic attribute (a position, a seed) reaches uniform fields only, so the
+   * plan resolved for one value serves every value (recordContract re-writes those fields).
+   */
   plan(op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan {
-    // The cache key is built by hand: this runs for every op of every decode step.
+    const dyn = dynamicNames(this.contract(op));
     let key = op;
     for (const k in tensors) {
       const t = tensors[k]!;
       key += `|${k}:${t.dtype}:${t.shape.join('x')}`;
     }
-    for (const k in attributes) key += `|${k}=${attributes[k]}`;
+    for (const k in attributes) if (!dyn.has(k)) key += `|${k}=${attributes[k]}`;
     let p = this.plans.get(key);
     if (!p) {
       const c = this.contract(op);
@@ -117,7 +122,10 @@ export class OpRunner {
       const bytes = Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
       refs[k] = { buffer: t.buffer, offset, size: Math.min(bytes, t.buffer.size - offset) };
     }
-    await recordContract(rec, this.dev, plan, refs, undefined, this.registry);
+    const dyn = dynamicNames(this.contract(op));
+    let dynamic: Record<string, AttributeValue> | undefined;
+    for (const k in attributes) if (dyn.has(k)) (dynamic ??= {})[k] = attributes[k]!;
+    await recordContract(rec, this.dev, plan, refs, undefined, this.registry, dynamic);
     return plan;
   }
 }

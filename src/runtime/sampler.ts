@@ -58,9 +58,9 @@ export class GpuSampler {
       rec.copy(this.stateBuffer(), 0, this.history, this.historyLength * 4, 4);
       this.historyLength++;
     }
-    if (this.history && this.historyLength > 0) {
-      const hist: Tensor = { buffer: this.history, dtype: 'uint32', shape: [this.historyLength] };
-      await ops.record(rec, 'rep_penalty', { logits: row, history: hist }, { penalty: this.o.repetitionPenalty });
+    if (this.history) {
+      const hist: Tensor = { buffer: this.history, dtype: 'uint32', shape: [this.capacity] };
+      await ops.record(rec, 'rep_penalty', { logits: row, history: hist }, { penalty: this.o.repetitionPenalty, count: this.historyLength });
     }
     const attrs = this.attrs(step);
     const state = this.stateBuffer();
