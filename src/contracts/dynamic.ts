@@ -118,7 +118,10 @@ export function compileDynamic(src: ExprSource, scope: Scope, dynamic: ReadonlyS
   if (!rz.isDynamic(ast, scope)) return undefined;
   const res = rz.residual(ast, text, scope);
   const consts = rz.consts;
+  // Dynamic attributes a call leaves out take the value the plan was resolved with (the contract default).
   const current: Record<string, unknown> = { ...attrs };
+  const keys = [...dynamic];
+  const base = keys.map((k) => attrs[k]);
   const env: Env = {
     lookup(name) {
       if (name === 'attrs') return current;
@@ -133,7 +136,11 @@ export function compileDynamic(src: ExprSource, scope: Scope, dynamic: ReadonlyS
   return {
     source: text,
     eval(values) {
-      for (const key in values) current[key] = values[key];
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const v = values[k];
+        current[k] = v === undefined ? base[i] : v;
+      }
       return evaluate(compiled, env);
     },
   };

@@ -3,7 +3,8 @@ export { ContractSchemaError, ContractInputError, ContractError, ContractPlanErr
 export { validateContract } from './schema.ts';
 export { loadContract } from './load.ts';
 export { normalizeInputs, type NormalizedInputs, type TunableValue } from './inputs.ts';
-export { resolveContract, deviceLabel, type ResolveOptions, type Plan, type PlanPass, type PlanBinding, type PlanIntermediate } from './plan.ts';
+export { resolveContract, deviceLabel, dynamicNames, checkDynamicValue, uniformBytes, writeDynamicFields, type ResolveOptions, type Plan, type PlanPass, type PlanBinding, type PlanIntermediate, type DynamicField } from './plan.ts';
+export { compileDynamic, type DynamicExpr } from './dynamic.ts';
 export { requirementFailure, conditionFailure, selectionOrder, offendingNames } from './select.ts';
 export { packStruct, packByLayout, PackError, type PackedField, type PackedStruct } from './layout.ts';
 export { templateContext, shaderContexts, type TemplateContext, type TemplateBinding } from './template.ts';

@@ -3,7 +3,10 @@
  * 4-byte alignment; the struct size is rounded up to 16 (uniform buffer binding granularity).
  * With a registry layout, the registry's offsets and size are used instead (and checked).
  */
-export type ScalarType = 'u32' | 'i32' | 'f32';
+import type { ScalarType } from '../registry/types.ts';
+
+/** The one list of uniform scalar types (the registry's): u32, i32, f32. */
+export type { ScalarType };
 
 export interface PackedField {
   name: string;

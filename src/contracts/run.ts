@@ -18,18 +18,22 @@ import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
 import type { BufferBinding } from '../gpu/bindgroups.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
-import { Recorder, type KernelTime } from '../gpu/recorder.ts';
-import { getKernel, type BoundKernel } from '../registry/binder.ts';
+import { Recorder, type Dispatch, type KernelTime } from '../gpu/recorder.ts';
+import { getKernel, registryLookup, type BoundKernel } from '../registry/binder.ts';
 import { defaultRegistry } from '../registry/load.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { ContractInputError } from './errors.ts';
-import { checkDynamicValue, resolveContract, uniformBytes, type Plan, type PlanPass, type ResolveOptions } from './plan.ts';
+import { checkDynamicValue, resolveContract, uniformBytes, type Plan, type PlanBinding, type PlanPass, type ResolveOptions } from './plan.ts';
 import { templateContext } from './template.ts';
-import { DTYPE_BYTES, type AttributeValue, type KernelContract } from './types.ts';
+import { DTYPE_BYTES, type AttributeValue, type KernelContract, type KernelLookup } from './types.ts';
 import type { TunableValue } from './inputs.ts';
 
 /** Directories searched for a pass's `shader` template, in order. */
-export const SHADER_DIRS = [fileURLToPath(new URL('../kernels/qmoe/', import.meta.url)), fileURLToPath(new URL('../kernels/', import.meta.url))];
+export const SHADER_DIRS = [
+  fileURLToPath(new URL('../kernels/qmoe/', import.meta.url)),
+  fileURLToPath(new URL('../kernels/ops/', import.meta.url)),
+  fileURLToPath(new URL('../kernels/', import.meta.url)),
+];
 
 export type ShaderLoader = (name: string) => string;
 
@@ -100,7 +104,7 @@ export interface GpuTensorRef {
   size?: number;
 }
 
-interface PreparedPass {
+export interface PreparedPass {
   pass: PlanPass;
   label: string;
   pipeline: GPUComputePipeline;
@@ -182,20 +186,40 @@ export async function recordContract(
   }
   const scratch = new Map<string, GPUBuffer>();
   for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
-  for (const { pass, label, pipeline, layout } of passes) {
+  const dispatches = planDispatches(dev, plan, passes, { tensors, scratch, uniform: (_pass, b) => rec.uniform(uniformBytes(plan, b, dynamic)) });
+  for (const d of dispatches) rec.dispatch(d);
+  for (const b of scratch.values()) rec.releaseAfterSubmit(b);
+}
+
+export type UniformBinding = Extract<PlanBinding, { kind: 'uniform' }>;
+
+/** Where a plan's buffers come from when its passes are bound. */
+export interface BindTargets {
+  /** GPU buffers by contract input/output name. */
+  tensors: Readonly<Record<string, GpuTensorRef>>;
+  /** Buffers of the plan's intermediates by id. */
+  scratch: ReadonlyMap<string, GPUBuffer>;
+  /** The buffer range holding a uniform binding's bytes. */
+  uniform(pass: PlanPass, b: UniformBinding): { buffer: GPUBuffer; offset: number; size: number };
+}
+
+/**
+ * The dispatches of a prepared plan: each pass's pipeline, its bind group (from the device's cache) and the plan's
+ * workgroup counts. Absent optional inputs get a placeholder buffer.
+ */
+export function planDispatches(dev: TesseraDevice, plan: Plan, passes: readonly PreparedPass[], t: BindTargets): Dispatch[] {
+  return passes.map(({ pass, label, pipeline, layout }) => {
     const entries: BufferBinding[] = pass.bindings.map((b, i) => {
       const binding = b.index ?? i;
-      if (b.kind === 'uniform') return { binding, ...rec.uniform(uniformBytes(plan, b, dynamic)) };
-      if (b.kind === 'scratch') return { binding, buffer: scratch.get(b.intermediate)! };
+      if (b.kind === 'uniform') return { binding, ...t.uniform(pass, b) };
+      if (b.kind === 'scratch') return { binding, buffer: t.scratch.get(b.intermediate)! };
       if (b.absent) return { binding, buffer: placeholder(dev) };
-      const t = tensors[b.tensor];
-      if (!t) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
-      return { binding, buffer: t.buffer, offset: t.offset, size: t.size };
+      const ref = t.tensors[b.tensor];
+      if (!ref) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
+      return { binding, buffer: ref.buffer, offset: ref.offset, size: ref.size };
     });
-    const bindGroup = dev.bindGroups.get(layout, entries, label);
-    rec.dispatch({ label, pipeline, bindGroup, workgroups: pass.dispatch });
-  }
-  for (const b of scratch.values()) rec.releaseAfterSubmit(b);
+    return { label, pipeline, bindGroup: dev.bindGroups.get(layout, entries, label), workgroups: pass.dispatch };
+  });
 }
 
 /** A host tensor: float16 data is raw bits (Uint16Array). */
@@ -216,9 +240,17 @@ export interface RunContractOptions {
   loadShader?: ShaderLoader;
   /** Reuse a plan resolved earlier for the same shapes (skips resolution). */
   plan?: Plan;
+  /**
+   * The registry that registry-kernel passes (`"kernel": "op.variant"`) resolve against and compile from (default:
+   * the shipped registry, defaultRegistry()).
+   */
+  registry?: Registry;
+  /** The resolver's registry lookup (default: registryLookup of `registry`). */
+  kernels?: KernelLookup;
 }
 
 export interface RunContractResult {
+  /** The contract's outputs, and the inputs its passes write in place (bound read_write, e.g. rope's x). */
   outputs: Record<string, HostTensor>;
   plan: Plan;
   /** Per-dispatch GPU times when the device records timestamps. */
@@ -254,6 +286,7 @@ export function planFor(dev: TesseraDevice, contract: KernelContract, opts: RunC
     ...(opts.variant ? { variant: opts.variant } : {}),
     ...(opts.source ? { source: opts.source } : {}),
     device: dev.caps,
+    kernels: opts.kernels ?? registryLookup(opts.registry ?? defaultRegistry()),
   };
   return resolveContract(contract, ro);
 }
@@ -296,21 +329,25 @@ export async function runContract(dev: TesseraDevice, contract: KernelContract, 
     tensors[o.name] = { buffer };
     return { ...o, buffer, bytes };
   });
+  // Inputs a pass binds read_write are written in place: read them back too.
+  const inPlace = [...new Set(plan.passes.flatMap((p) => p.bindings.filter((b) => b.kind === 'tensor' && b.role === 'input' && b.access === 'storage' && !b.absent).map((b) => (b as { tensor: string }).tensor)))];
   const rec = new Recorder(dev);
-  let submitted = false;
   try {
-    await recordContract(rec, dev, plan, tensors, opts.loadShader);
-    for (const b of uploaded) rec.destroyAfterSubmit(b);
-    submitted = true;
+    await recordContract(rec, dev, plan, tensors, opts.loadShader, opts.registry);
     const times = await rec.submit();
     const outputs: Record<string, HostTensor> = {};
     for (const o of outBufs) {
       const data = o.bytes > 0 ? await readBuffer(dev.device, o.buffer, o.bytes) : new ArrayBuffer(0);
       outputs[o.name] = { dtype: o.dtype, shape: o.shape, data: hostArray(o.dtype, data) };
     }
+    for (const name of inPlace) {
+      const t = opts.inputs[name]!;
+      const data = t.data.byteLength > 0 ? await readBuffer(dev.device, tensors[name]!.buffer, t.data.byteLength) : new ArrayBuffer(0);
+      outputs[name] = { dtype: t.dtype, shape: t.shape, data: hostArray(t.dtype, data) };
+    }
     return { outputs, plan, times };
   } finally {
-    if (!submitted) for (const b of uploaded) b.destroy();
+    for (const b of uploaded) b.destroy();
     for (const o of outBufs) dev.buffers.release(o.buffer);
   }
 }

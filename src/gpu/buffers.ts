@@ -73,6 +73,11 @@ export class BufferPool {
   }
 }
 
+/** A new storage buffer (copyable both ways) of `bytes` bytes, owned by the caller. */
+export function storageBuffer(dev: { device: GPUDevice }, bytes: number, label: string): GPUBuffer {
+  return dev.device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: STORAGE_USAGE, label });
+}
+
 /** Create a storage buffer holding `data` (padded to 4 bytes). */
 export function uploadBuffer(
   device: GPUDevice,

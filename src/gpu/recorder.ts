@@ -13,7 +13,23 @@ export interface Dispatch {
   workgroups: [number, number, number];
 }
 
-type Step = { kind: 'dispatch'; d: Dispatch } | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; size: number };
+export type Step = { kind: 'dispatch'; d: Dispatch } | { kind: 'copy'; src: GPUBuffer; srcOffset: number; dst: GPUBuffer; dstOffset: number; size: number };
+
+/** A frozen list of steps (a compiled program's dispatches), appended to a recorder without copying or checks. */
+export interface CommandList {
+  readonly steps: readonly Step[];
+}
+
+/** Checks a dispatch's workgroup counts against the device limit (once, when a step is built). */
+export function dispatchStep(dev: TesseraDevice, d: Dispatch): Step {
+  const max = dev.caps.limits.maxComputeWorkgroupsPerDimension!;
+  for (const n of d.workgroups) {
+    if (!Number.isInteger(n) || n < 0 || n > max) {
+      throw new RangeError(`kernel ${d.label}: dispatch size [${d.workgroups.join(', ')}] must be integers in 0..${max} (device.limits.maxComputeWorkgroupsPerDimension)`);
+    }
+  }
+  return { kind: 'dispatch', d };
+}
 
 export interface KernelTime {
   label: string;
@@ -70,17 +86,59 @@ export class Recorder {
   }
 
   dispatch(d: Dispatch): void {
-    const max = this.dev.caps.limits.maxComputeWorkgroupsPerDimension ?? 65535;
-    for (const n of d.workgroups) {
-      if (!Number.isInteger(n) || n < 0 || n > max) {
-        throw new RangeError(`kernel ${d.label}: dispatch size [${d.workgroups.join(', ')}] must be integers in 0..${max}`);
-      }
-    }
-    this.steps.push({ kind: 'dispatch', d });
+    this.steps.push(dispatchStep(this.dev, d));
+  }
+
+  /** Append a frozen list of steps (they were checked when the list was built). */
+  append(list: CommandList): void {
+    for (const s of list.steps) this.steps.push(s);
   }
 
   copy(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
     this.steps.push({ kind: 'copy', src, srcOffset, dst, dstOffset, size });
+  }
+
+  /**
+   * The hot path of a compiled step: encode and submit without a validation error scope (a scope's promise is a GPU
+   * wait per submit). Errors surface through the device's uncaptured-error list (TesseraDevice.errors); programs are
+   * validated by a checked submit when they are compiled.
+   */
+  submitUnchecked(): void {
+    const { device } = this.dev;
+    const steps = this.steps;
+    this.steps = [];
+    const enc = device.createCommandEncoder();
+    let pass: GPUComputePassEncoder | undefined;
+    let lastPipeline: GPUComputePipeline | undefined;
+    for (let i = 0; i < steps.length; i++) {
+      const s = steps[i]!;
+      if (s.kind === 'copy') {
+        if (pass) {
+          pass.end();
+          pass = undefined;
+        }
+        enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, s.dstOffset, s.size);
+        continue;
+      }
+      if (!pass) {
+        pass = enc.beginComputePass();
+        lastPipeline = undefined;
+      }
+      const d = s.d;
+      if (d.pipeline !== lastPipeline) pass.setPipeline((lastPipeline = d.pipeline));
+      pass.setBindGroup(0, d.bindGroup);
+      const w = d.workgroups;
+      if (w[0] > 0 && w[1] > 0 && w[2] > 0) pass.dispatchWorkgroups(w[0], w[1], w[2]);
+    }
+    pass?.end();
+    for (const c of this.arena) device.queue.writeBuffer(c.buffer, 0, c.cpu, 0, Math.min(c.used, c.cpu.byteLength));
+    device.queue.submit([enc.finish()]);
+    for (const b of this.transient) b.destroy();
+    this.transient = [];
+    for (const c of this.arena) this.dev.buffers.release(c.buffer);
+    this.arena = [];
+    for (const b of this.toRelease) this.dev.buffers.release(b);
+    this.toRelease = [];
   }
 
   /** Give this pooled buffer back to the pool once the work recorded so far has been submitted. */
@@ -97,11 +155,30 @@ export class Recorder {
     return this.steps.filter((s) => s.kind === 'dispatch').length;
   }
 
+  /** Compute passes the recorded steps encode to (copies split passes; timed submits use one pass per dispatch). */
+  get passCount(): number {
+    let n = 0;
+    let open = false;
+    for (const s of this.steps) {
+      if (s.kind === 'copy') open = false;
+      else if (!open || this.timed) {
+        n++;
+        open = true;
+      }
+    }
+    return n;
+  }
+
   /**
    * Encode everything into one command buffer and submit it. Validation errors raised while encoding or
    * submitting are thrown, naming the kernels in this submit. Returns per-dispatch GPU times when timestamps are on.
    */
-  async submit(opts: { wait?: boolean } = {}): Promise<KernelTime[]> {
+  async submit(opts: { wait?: boolean; validate?: boolean } = {}): Promise<KernelTime[]> {
+    if (opts.validate === false && !this.timed) {
+      this.submitUnchecked();
+      if (opts.wait) await gpuWait(this.dev.device.queue.onSubmittedWorkDone());
+      return [];
+    }
     const { device } = this.dev;
     const steps = this.steps;
     this.steps = [];

@@ -1,12 +1,15 @@
 /**
- * The decoder forward pass, shared by every family (Llama, Qwen2, Qwen3, Gemma 3): a list of op calls. Family
- * differences are config switches (biases, q/k norms, sandwich norms, activation, embedding scale, windows).
- * Each op resolves through its kernel contract (src/ops/contracts), so kernel choice and dispatch are data.
+ * The decoder forward pass, shared by every family (Llama, Qwen2, Qwen3, Gemma 3): a list of op calls emitted into
+ * an OpSink (src/program), compiled once per shape into a program and replayed per token. Family differences are
+ * config switches (biases, q/k norms, sandwich norms, activation, embedding scale, windows). Each op resolves
+ * through its kernel contract (src/ops/contracts), so kernel choice and dispatch are data; positions are step
+ * variables that reach the contracts' dynamic attributes.
  */
-import { uploadBuffer, STORAGE_USAGE } from '../gpu/buffers.ts';
+import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
 import { OpRunner, type Tensor } from '../ops/runner.ts';
+import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeInvFreq, ropeTables } from './rope.ts';
 import type { GpuWeights } from './weights.ts';
@@ -73,7 +76,7 @@ export class Decoder {
     const dt = dtype ?? this.kvDtype;
     const bytes = Math.ceil((capacity * cfg.numKvHeads * cfg.headDim * (dt === 'float16' ? 2 : 4)) / 4) * 4;
     const mk = (name: string): Tensor => ({
-      buffer: this.dev.device.createBuffer({ size: bytes, usage: STORAGE_USAGE, label: name }),
+      buffer: storageBuffer(this.dev, bytes, name),
       dtype: dt,
       shape: [capacity, cfg.numKvHeads, cfg.headDim],
     });
@@ -86,147 +89,119 @@ export class Decoder {
     return { capacity, dtype: dt, k, v, length: 0 };
   }
 
-  /** Append T rows of keys/values ([T, kv_heads, head_dim] f32) to layer l's cache at position `start`. */
-  private async writeKv(rec: Recorder, kv: KvCache, l: number, k: GPUBuffer, v: GPUBuffer, start: number, T: number): Promise<void> {
-    const row = this.cfg.numKvHeads * this.cfg.headDim;
-    if (kv.dtype === 'float32') {
-      rec.copy(k, 0, kv.k[l]!.buffer, start * row * 4, T * row * 4);
-      rec.copy(v, 0, kv.v[l]!.buffer, start * row * 4, T * row * 4);
-      return;
+  private readonly disposers: (() => void)[] = [];
+
+  /** Run `fn` when the decoder is destroyed (runtime state built on it: sessions, programs). */
+  onDestroy(fn: () => void): void {
+    this.disposers.push(fn);
+  }
+
+  /** Frees what was built on this decoder and its RoPE tables (the weights belong to the caller). */
+  destroy(): void {
+    for (const fn of this.disposers.splice(0)) fn();
+    for (const t of this.ropeTables.values()) {
+      t.cos.buffer.destroy();
+      t.sin.buffer.destroy();
     }
-    const src = (b: GPUBuffer): Tensor => ({ buffer: b, dtype: 'float32', shape: [T, this.cfg.numKvHeads, this.cfg.headDim] });
-    await this.ops.record(rec, 'kv_write', { k: src(k), v: src(v), kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: start });
+    this.ropeTables.clear();
+    this.dummyU32.buffer.destroy();
   }
 
   destroyKvCache(kv: KvCache): void {
     for (const t of [...kv.k, ...kv.v]) t.buffer.destroy();
   }
 
-  private act(rec: Recorder, name: string, shape: number[]): Tensor {
-    const n = shape.reduce((a, d) => a * d, 1);
-    const buffer = this.dev.buffers.acquire(n * 4, STORAGE_USAGE, name);
-    rec.releaseAfterSubmit(buffer);
-    return { buffer, dtype: 'float32', shape };
-  }
-
-  private async linear(rec: Recorder, x: Tensor, w: string, y: Tensor, biasName?: string): Promise<Tensor> {
-    const wt = this.weights.get(w);
-    await this.ops.record(rec, 'linear', { x, w: wt, y });
-    if (biasName && this.weights.tensors.has(biasName)) {
-      await this.ops.record(rec, 'bias_add', { data: y, bias: this.weights.get(biasName) });
-    }
+  private linear(s: OpSink, x: StepTensor, w: string, y: StepTensor, biasName?: string): StepTensor {
+    s.op('linear', { x, w: this.weights.get(w), y });
+    if (biasName && this.weights.tensors.has(biasName)) s.op('bias_add', { data: y, bias: this.weights.get(biasName) });
     return y;
   }
 
-  private async norm(rec: Recorder, x: Tensor, weight: string, out: Tensor, residual?: Tensor, mode: 0 | 1 | 2 = 0): Promise<void> {
-    await this.ops.record(
-      rec,
-      'rmsnorm',
-      { x, weight: this.weights.get(weight), residual: residual ?? x, out },
-      { eps: this.cfg.rmsNormEps, has_residual: mode },
-    );
+  /** RMS norm of x into out; `residual` is added before the norm or after it (sandwich norm). */
+  private norm(s: OpSink, x: StepTensor, weight: string, out: StepTensor, residual?: { t: StepTensor; mode: 'before' | 'after' }): void {
+    s.op('rmsnorm', { x, weight: this.weights.get(weight), residual: residual?.t ?? x, out }, { eps: this.cfg.rmsNormEps, residual: residual?.mode ?? 'none' });
   }
 
   /**
-   * Record the forward pass of `ids` (a GPU u32 tensor of T token ids) at positions kv.length.., append their
-   * keys/values to the cache, and return the final hidden states of the last `outRows` rows (normed), [outRows, H].
+   * Emit the forward pass of `ids` (u32 [T]) at positions pos.. (a constant or a step variable), appending their
+   * keys/values to the cache. Returns the final normed hidden states: all T rows, or the one row `lastRow` ([1, H]).
    */
-  async recordForward(rec: Recorder, ids: Tensor, kv: KvCache, outRows = 1): Promise<Tensor> {
+  emitForward(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): StepTensor {
     const cfg = this.cfg;
     const T = ids.shape[0]!;
-    const start = kv.length;
-    if (start + T > kv.capacity) {
-      throw new RangeError(`context full: ${start} + ${T} tokens exceed the KV cache capacity ${kv.capacity} (max positions ${this.maxPositions})`);
+    if (typeof pos === 'number' && pos + T > kv.capacity) {
+      throw new RangeError(`context full: ${pos} + ${T} tokens exceed the KV cache capacity ${kv.capacity} (max positions ${this.maxPositions})`);
     }
     const H = cfg.hiddenSize;
     const D = cfg.headDim;
     const nH = cfg.numHeads;
     const nKV = cfg.numKvHeads;
-    // Activation buffers are shared by all layers (the GPU runs the recorded ops in order), so memory does not
-    // grow with depth and every decode step binds the same buffers.
-    const scratch = new Map<string, Tensor>();
-    const buf = (name: string, shape: number[]): Tensor => {
-      let t = scratch.get(name);
-      if (!t) scratch.set(name, (t = this.act(rec, name, shape)));
-      return { ...t, shape };
-    };
     const kvRow = nKV * D;
-    let h = buf('embed', [T, H]);
-    await this.ops.record(rec, 'embed', { ids, table: this.weights.get('model.embed_tokens.weight'), out: h });
+    let h = s.act('embed', [T, H]);
+    s.op('embed', { ids, table: this.weights.get('model.embed_tokens.weight'), out: h });
     if (cfg.embedScale !== 1) {
-      const scaled = buf('hA', [T, H]);
-      await this.ops.record(rec, 'scale', { x: h, out: scaled }, { scale: Math.fround(cfg.embedScale) });
+      const scaled = s.act('h', [T, H]);
+      s.op('scale', { x: h, out: scaled }, { scale: Math.fround(cfg.embedScale) });
       h = scaled;
     }
-    const x = buf('x', [T, H]);
     for (let l = 0; l < cfg.numLayers; l++) {
       const p = `model.layers.${l}.`;
-      await this.norm(rec, h, p + 'input_layernorm.weight', x);
-      const q = await this.linear(rec, x, p + 'self_attn.q_proj.weight', buf('q', [T, nH * D]), p + 'self_attn.q_proj.bias');
-      const k = await this.linear(rec, x, p + 'self_attn.k_proj.weight', buf('k', [T, kvRow]), p + 'self_attn.k_proj.bias');
-      const v = await this.linear(rec, x, p + 'self_attn.v_proj.weight', buf('v', [T, kvRow]), p + 'self_attn.v_proj.bias');
-      let q3: Tensor = { ...q, shape: [T, nH, D] };
-      let k3: Tensor = { ...k, shape: [T, nKV, D] };
+      const x = s.act('x', [T, H]);
+      this.norm(s, h, p + 'input_layernorm.weight', x);
+      const q = this.linear(s, x, p + 'self_attn.q_proj.weight', s.act('q', [T, nH * D]), p + 'self_attn.q_proj.bias');
+      const k = this.linear(s, x, p + 'self_attn.k_proj.weight', s.act('k', [T, kvRow]), p + 'self_attn.k_proj.bias');
+      const v = this.linear(s, x, p + 'self_attn.v_proj.weight', s.act('v', [T, kvRow]), p + 'self_attn.v_proj.bias');
+      let q3: StepTensor = { ...q, shape: [T, nH, D] };
+      let k3: StepTensor = { ...k, shape: [T, nKV, D] };
       if (cfg.qkNorm) {
-        const qn = buf('qn', [T, nH, D]);
-        const kn = buf('kn', [T, nKV, D]);
-        await this.norm(rec, q3, p + 'self_attn.q_norm.weight', qn);
-        await this.norm(rec, k3, p + 'self_attn.k_norm.weight', kn);
+        const qn = s.act('qn', [T, nH, D]);
+        const kn = s.act('kn', [T, nKV, D]);
+        this.norm(s, q3, p + 'self_attn.q_norm.weight', qn);
+        this.norm(s, k3, p + 'self_attn.k_norm.weight', kn);
         q3 = qn;
         k3 = kn;
       }
       const rope = this.ropeByLayer[l]!;
-      await this.ops.record(rec, 'rope', { x: q3, cos: rope.cos, sin: rope.sin }, { start_pos: start, interleaved: this.ropeInterleaved });
-      await this.ops.record(rec, 'rope', { x: k3, cos: rope.cos, sin: rope.sin }, { start_pos: start, interleaved: this.ropeInterleaved });
-      await this.writeKv(rec, kv, l, k3.buffer, v.buffer, start, T);
-      const att = buf('att', [T, nH, D]);
-      await this.ops.record(
-        rec,
+      s.op('rope', { x: q3, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
+      s.op('rope', { x: k3, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
+      s.op('kv_write', { k: k3, v: { ...v, shape: [T, nKV, D] }, kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: pos });
+      const att = s.act('att', [T, nH, D]);
+      s.op(
         'attention',
         { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
-        { start_pos: start, kv_len: start + T, scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
+        { start_pos: pos, kv_len: plus(pos, T), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
       );
-      const o = await this.linear(rec, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', buf('o', [T, H]));
-      // h -> h2 (after attention) -> h3 (after the MLP, written over h, which is no longer read)
-      const h2 = buf(h.buffer === scratch.get('hB')?.buffer ? 'hA' : 'hB', [T, H]);
-      if (cfg.sandwichNorm) await this.norm(rec, o, p + 'post_attention_layernorm.weight', h2, h, 2);
-      else await this.ops.record(rec, 'residual', { a: h, b: o, out: h2 });
-      await this.norm(rec, h2, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight'), x);
+      const o = this.linear(s, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', s.act('o', [T, H]));
+      const h2 = s.act('h', [T, H]);
+      if (cfg.sandwichNorm) this.norm(s, o, p + 'post_attention_layernorm.weight', h2, { t: h, mode: 'after' });
+      else s.op('residual', { a: h, b: o, out: h2 });
+      this.norm(s, h2, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight'), x);
       const I = cfg.intermediateSize;
-      const g = await this.linear(rec, x, p + 'mlp.gate_proj.weight', buf('g', [T, I]));
-      const u = await this.linear(rec, x, p + 'mlp.up_proj.weight', buf('u', [T, I]));
-      const a = buf('a', [T, I]);
-      await this.ops.record(rec, 'glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
-      const d = await this.linear(rec, a, p + 'mlp.down_proj.weight', buf('d', [T, H]));
-      const h3: Tensor = { ...h, shape: [T, H] };
-      if (cfg.sandwichNorm) await this.norm(rec, d, p + 'post_feedforward_layernorm.weight', h3, h2, 2);
-      else await this.ops.record(rec, 'residual', { a: h2, b: d, out: h3 });
+      const g = this.linear(s, x, p + 'mlp.gate_proj.weight', s.act('g', [T, I]));
+      const u = this.linear(s, x, p + 'mlp.up_proj.weight', s.act('u', [T, I]));
+      const a = s.act('a', [T, I]);
+      s.op('glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
+      const d = this.linear(s, a, p + 'mlp.down_proj.weight', s.act('d', [T, H]));
+      const h3 = s.act('h', [T, H]);
+      if (cfg.sandwichNorm) this.norm(s, d, p + 'post_feedforward_layernorm.weight', h3, { t: h2, mode: 'after' });
+      else s.op('residual', { a: h2, b: d, out: h3 });
       h = h3;
     }
-    kv.length = start + T;
-    const rows = Math.min(outRows, T);
-    let last = h;
-    if (rows < T) {
-      last = this.act(rec, 'last', [rows, H]);
-      rec.copy(h.buffer, (T - rows) * H * 4, last.buffer, 0, rows * H * 4);
+    if (lastRow !== undefined) {
+      const last = s.act('last', [1, H]);
+      s.op('take_rows', { x: h, out: last }, { count: 1, first: lastRow });
+      h = last;
     }
-    const normed = this.act(rec, 'final', [rows, H]);
-    await this.norm(rec, last, 'model.norm.weight', normed);
+    const normed = s.act('final', [h.shape[0]!, H]);
+    this.norm(s, h, 'model.norm.weight', normed);
     return normed;
   }
 
-  /** Record the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
-  async recordLogits(rec: Recorder, hidden: Tensor): Promise<Tensor> {
+  /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
+  emitLogits(s: OpSink, hidden: StepTensor): StepTensor {
     const rows = hidden.shape[0]!;
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-    return this.linear(rec, hidden, head, this.act(rec, 'logits', [rows, this.cfg.vocabSize]));
-  }
-
-  /** Upload token ids as a GPU tensor (destroyed after the recorder's submit). */
-  idsTensor(rec: Recorder, ids: readonly number[]): Tensor {
-    const buffer = uploadBuffer(this.dev.device, Uint32Array.from(ids), 'ids');
-    rec.destroyAfterSubmit(buffer);
-    return { buffer, dtype: 'uint32', shape: [ids.length] };
+    return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
   }
 
   newRecorder(opts: { timestamps?: boolean } = {}): Recorder {

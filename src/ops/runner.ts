@@ -101,7 +101,10 @@ export class OpRunner {
         shapes[k] = t.shape;
         dtypes[k] = t.dtype;
       }
-      p = resolveContract(c, { shapes, dtypes, attributes, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
+      // Resolved with the defaults of dynamic attributes: the plan must not carry one caller's position or seed.
+      const stat: Record<string, AttributeValue> = {};
+      for (const k in attributes) if (!dyn.has(k)) stat[k] = attributes[k]!;
+      p = resolveContract(c, { shapes, dtypes, attributes: stat, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
       this.resolutions++;
       if (this.plans.size > 4096) this.plans.clear();
       this.plans.set(key, p);

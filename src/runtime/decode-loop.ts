@@ -1,14 +1,16 @@
 /**
  * The token loop without text: prefill, then decode with the next step recorded and submitted before the current
- * token is read back. The sampled id stays on the GPU: the next step copies it into its input ids (and the
- * repetition-penalty history) itself, so the host records step t+1 while the GPU runs step t, and reads token t
- * while step t+1 runs. The cost is one speculative step after the last token.
+ * token is read back. Steps are compiled programs (src/program) of a cached session (session.ts): a step writes its
+ * step variables and replays its dispatch list into one compute pass and one submit. The sampled id stays on the
+ * GPU (the next step embeds it and appends it to the penalty history itself), so the host records step t+1 while the
+ * GPU runs step t, and reads token t while step t+1 runs. The cost is one speculative step after the last token.
  */
-import { STORAGE_USAGE, USAGE } from '../gpu/buffers.ts';
+import { U32Readback } from '../gpu/readback.ts';
+import { Recorder } from '../gpu/recorder.ts';
 import { gpuWait } from '../gpu/wait.ts';
-import type { Decoder, KvCache } from '../models/decoder.ts';
+import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
-import { GpuSampler } from './sampler.ts';
+import { capacityBucket, sessionFor, type DecodeSession, type StepPath } from './session.ts';
 
 export interface DecodedToken {
   id: number;
@@ -23,75 +25,65 @@ export class ContextLengthError extends Error {
   }
 }
 
+export interface DecodeLoopOptions {
+  /** Queue step t+1 before reading token t (default true). */
+  pipelined?: boolean;
+  /** 'program' (default): compiled steps; 'per-op': every op resolved and recorded each step (the reference path). */
+  path?: StepPath;
+  /** Called with the session before the first step (benchmarks read its programs' stats). */
+  onSession?: (s: DecodeSession) => void;
+}
+
 /**
  * Yields each sampled token id as it is read back; stops after o.maxTokens tokens or when the KV cache is full
- * (returns 'length' or 'context'). The caller stops earlier by leaving the loop (EOS, stop strings).
+ * (returns 'length' or 'context'). maxTokens 0 runs the prompt (prefill) and yields nothing. The caller stops
+ * earlier by leaving the loop (EOS, stop strings).
  */
-export async function* decodeTokens(
-  dec: Decoder,
-  promptIds: readonly number[],
-  o: ResolvedGenerationOptions,
-  opts: { pipelined?: boolean } = {},
-): AsyncGenerator<DecodedToken, 'length' | 'context', void> {
+export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], o: ResolvedGenerationOptions, opts: DecodeLoopOptions = {}): AsyncGenerator<DecodedToken, 'length' | 'context', void> {
   const pipelined = opts.pipelined ?? true;
-  if (promptIds.length === 0 || promptIds.length > dec.maxPositions) throw new ContextLengthError(promptIds.length, dec.maxPositions);
-  const device = dec.dev.device;
-  const capacity = Math.min(dec.maxPositions, promptIds.length + o.maxTokens);
-  const kv: KvCache = dec.createKvCache(capacity);
-  const sampler = new GpuSampler(dec, o, capacity);
-  const staging = [0, 1].map((i) => device.createBuffer({ size: 16, usage: USAGE.MAP_READ | USAGE.COPY_DST, label: `token.readback.${i}` }));
-  const nextIds = device.createBuffer({ size: 16, usage: STORAGE_USAGE, label: 'token.next' });
-  /** Record and submit step `step` (0 = the prompt); its token lands in staging[step % 2]. */
-  const submitStep = async (step: number): Promise<void> => {
-    const rec = dec.newRecorder();
-    let ids;
-    if (step === 0) ids = dec.idsTensor(rec, promptIds);
-    else {
-      rec.copy(sampler.stateBuffer(), 0, nextIds, 0, 4);
-      ids = { buffer: nextIds, dtype: 'uint32', shape: [1] };
-    }
-    const hidden = await dec.recordForward(rec, ids, kv, 1);
-    const logits = await dec.recordLogits(rec, hidden);
-    const token = await sampler.record(rec, logits, step);
-    rec.copy(token, 0, staging[step % 2]!, 0, 4);
-    await rec.submit();
+  const path = opts.path ?? 'program';
+  const n = promptIds.length;
+  if (n === 0 || n > dec.maxPositions) throw new ContextLengthError(n, dec.maxPositions);
+  const session = sessionFor(dec, o, capacityBucket(n + Math.max(1, o.maxTokens), dec.maxPositions));
+  opts.onSession?.(session);
+  const capacity = session.capacity;
+  const readback = new U32Readback(dec.dev);
+  const errorsBefore = dec.dev.errors.length;
+  /** Unchecked submits report validation errors through the device's uncaptured-error list. */
+  const checkErrors = () => {
+    if (dec.dev.errors.length > errorsBefore) throw new Error(`GPU error while decoding: ${dec.dev.errors.slice(errorsBefore).join('; ')}`);
   };
-  // The map of a step's readback is requested right after that step's submit: Dawn completes a map once the work
-  // submitted before the request is done, so asking later would also wait for the speculative next step.
-  const readback = (step: number): Promise<void> => {
-    const p = gpuWait(staging[step % 2]!.mapAsync(0x0001));
-    p.catch(() => {}); // a speculative step's map is abandoned when the caller stops early (the buffer is destroyed)
-    return p;
+  /** Record and submit step `step` (0 = the prompt); its token lands in readback slot step % 2. */
+  const submitStep = async (step: number): Promise<void> => {
+    const rec = new Recorder(dec.dev, { timestamps: false });
+    const program = step === 0 ? await session.recordPrefill(rec, promptIds, o.seed, path) : await session.recordDecode(rec, n, step, o.seed, path);
+    readback.copy(rec, session.state.buffer, step);
+    if (program && !program.validated) {
+      // A program's first run is checked (a validation error names its kernels); later runs skip the error scope.
+      await rec.submit();
+      program.validated = true;
+    } else if (program) rec.submitUnchecked();
+    else await rec.submit();
+    readback.request(step);
   };
   try {
-    sampler.setHistory(promptIds);
     await submitStep(0);
-    let pending: Promise<void> = readback(0);
+    if (o.maxTokens === 0) {
+      await readback.read(0);
+      return 'length';
+    }
     for (let step = 0; ; step++) {
-      const more = step + 1 < o.maxTokens && kv.length + 1 <= kv.capacity;
-      let next: Promise<void> | undefined;
-      if (more && pipelined) {
-        await submitStep(step + 1);
-        next = readback(step + 1);
-      }
-      await pending;
-      const buf = staging[step % 2]!;
-      const id = new Uint32Array(buf.getMappedRange(0, 4))[0]!;
-      buf.unmap();
+      const more = step + 1 < o.maxTokens && n + step + 1 <= capacity;
+      if (more && pipelined) await submitStep(step + 1);
+      const id = (await readback.read(step))[0]!;
+      checkErrors();
       yield { id, at: performance.now() };
-      if (more && !pipelined) {
-        await submitStep(step + 1);
-        next = readback(step + 1);
-      }
-      if (!next) return step + 1 >= o.maxTokens ? 'length' : 'context';
-      pending = next;
+      if (more && !pipelined) await submitStep(step + 1);
+      if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }
   } finally {
-    // Leaving early (EOS, stop string) may leave one speculative step in flight; its buffers die with it.
-    await gpuWait(device.queue.onSubmittedWorkDone());
-    dec.destroyKvCache(kv);
-    sampler.destroy();
-    for (const b of staging) b.destroy();
-    nextIds.destroy();
+    // Leaving early (EOS, stop string) may leave one speculative step in flight.
+    await gpuWait(dec.dev.device.queue.onSubmittedWorkDone());
+    readback.destroy();
   }
 }

@@ -1,6 +1,13 @@
 /** Full-sequence logits for `tessera logits` and tests: one prefill, logits at every position read back. */
-import { readFloat32, STORAGE_USAGE } from '../gpu/buffers.ts';
+import { readFloat32, storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
+import { Recorder } from '../gpu/recorder.ts';
+import { recordInterpreted } from '../program/interpret.ts';
+import { Program } from '../program/program.ts';
+import { StepBuilder } from '../program/step.ts';
+import { ContextLengthError } from './decode-loop.ts';
+import type { StepPath } from './session.ts';
 import type { LoadedModel } from '../models/load.ts';
+import { checkTokenIds } from '../models/token-ids.ts';
 
 export interface LogitsResult {
   /** [T, vocab] */
@@ -10,20 +17,34 @@ export interface LogitsResult {
   argmax: number[];
 }
 
-export async function computeLogits(model: LoadedModel, ids: readonly number[]): Promise<LogitsResult> {
+/**
+ * One prefill of `ids` (positions 0..T-1 of a fresh KV cache) with logits at every position, read back. The step is
+ * compiled into a program like generation's (or, with path 'per-op', recorded op by op: the reference path).
+ */
+export async function computeLogits(model: LoadedModel, ids: readonly number[], opts: { path?: StepPath } = {}): Promise<LogitsResult> {
+  checkTokenIds(ids, model.config.vocabSize, 'computeLogits: ids');
   const dec = model.decoder;
+  const dev = model.device;
   const T = ids.length;
   const V = model.config.vocabSize;
-  const kv = dec.createKvCache(Math.min(dec.maxPositions, T));
+  if (T > dec.maxPositions) throw new ContextLengthError(T, dec.maxPositions);
+  const kv = dec.createKvCache(T);
+  const idsBuf = uploadBuffer(dev.device, Uint32Array.from(ids), 'logits.ids');
+  const step = new StepBuilder();
+  const logits = dec.emitLogits(step, dec.emitForward(step, { buffer: idsBuf, dtype: 'uint32', shape: [T] }, kv, 0));
+  const out = storageBuffer(dev, T * V * 4, 'logits.all');
+  // The logits activation is copied out by a last op, so the program owns all of its memory.
+  step.op('copy_elements', { src: { ...logits, shape: [T * V] }, dst: { buffer: out, dtype: 'float32', shape: [T * V] } }, { count: T * V });
+  let program: Program | undefined;
   try {
-    const rec = dec.newRecorder();
-    const hidden = await dec.recordForward(rec, dec.idsTensor(rec, ids), kv, T);
-    const logits = await dec.recordLogits(rec, hidden);
-    const out = model.device.device.createBuffer({ size: T * V * 4, usage: STORAGE_USAGE, label: 'logits.readback' });
-    rec.copy(logits.buffer, 0, out, 0, T * V * 4);
+    const rec = new Recorder(dev, { timestamps: false });
+    if (opts.path === 'per-op') await recordInterpreted(dec.ops, step, rec, {});
+    else {
+      program = await Program.compile(dec.ops, step, `logits.T${T}`);
+      program.record(rec, {});
+    }
     await rec.submit();
-    const all = await readFloat32(model.device.device, out, T * V);
-    out.destroy();
+    const all = await readFloat32(dev.device, out, T * V);
     const cap = model.config.finalSoftcap;
     if (cap > 0) for (let i = 0; i < all.length; i++) all[i] = Math.tanh(all[i]! / cap) * cap;
     const argmax: number[] = [];
@@ -34,6 +55,9 @@ export async function computeLogits(model: LoadedModel, ids: readonly number[]):
     }
     return { all, last: all.slice((T - 1) * V), argmax };
   } finally {
+    program?.destroy();
     dec.destroyKvCache(kv);
+    idsBuf.destroy();
+    out.destroy();
   }
 }
