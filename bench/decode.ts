@@ -17,6 +17,9 @@ import { weightSpecs, type GpuWeights } from '../src/models/weights.ts';
 import type { Tensor } from '../src/ops/runner.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
+import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+import { gpuWait } from '../src/gpu/wait.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 
 const PRESETS: Record<string, Record<string, unknown>> = {
@@ -94,62 +97,111 @@ function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
   return b;
 }
 
-/** Median ms between token readbacks of the generation loop, pipelined (step t+1 queued before token t is read) or not. */
-async function loopStepMs(dec: Decoder, promptIds: number[], tokens: number, pipelined: boolean): Promise<{ prefillMs: number; medianStepMs: number; lastId: number }> {
-  const o = resolveGenerationOptions({ maxTokens: tokens + 1, temperature: 0, seed: 1 }, { eosTokenIds: [] });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The generation token loop as generation runs it: median and worst time between token readbacks. */
+async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path: StepPath, pipelined = true) {
+  const o = resolveGenerationOptions({ maxTokens: tokens + 1, temperature: 0, seed: 1, ignoreEos: true }, { eosTokenIds: [] });
   const times: number[] = [];
   const t0 = performance.now();
   let lastId = 0;
-  for await (const { id, at } of decodeTokens(dec, promptIds, o, { pipelined })) {
+  let session: DecodeSession | undefined;
+  for await (const { id, at } of decodeTokens(dec, promptIds, o, { pipelined, path, onSession: (s) => (session = s) })) {
     times.push(at);
     lastId = id;
   }
-  const steps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
-  return { prefillMs: times[0]! - t0, medianStepMs: steps[Math.floor(steps.length / 2)]!, lastId };
+  const steps = times.slice(1).map((t, i) => t - times[i]!);
+  const sorted = [...steps].sort((a, b) => a - b);
+  return {
+    prefillMs: times[0]! - t0,
+    medianStepMs: median(steps),
+    p99StepMs: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!,
+    worstStepMs: sorted.at(-1)!,
+    tokensPerSecond: 1000 / median(steps),
+    lastId,
+    session: session!,
+  };
+}
+
+/**
+ * Host cost of one decode step on a warm session: record (per-op: resolve + pack + bind every op; program: write the
+ * step variables and append the frozen list) and submit (encode into one command buffer + queue.submit), per step
+ * over `n` steps; GPU ms per step from `n` steps submitted back to back and one wait.
+ */
+async function hostCost(dev: TesseraDevice, session: DecodeSession, promptLength: number, path: StepPath, n = 64) {
+  const record: number[] = [];
+  const submit: number[] = [];
+  let dispatches = 0;
+  let passes = 0;
+  await gpuWait(dev.device.queue.onSubmittedWorkDone());
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const rec = new Recorder(dev, { timestamps: false });
+    const a = performance.now();
+    await session.recordDecode(rec, promptLength, 1 + (i % 16), 1, path);
+    const b = performance.now();
+    dispatches = rec.dispatchCount;
+    passes = rec.passCount;
+    rec.submitUnchecked();
+    const c = performance.now();
+    record.push(b - a);
+    submit.push(c - b);
+  }
+  await gpuWait(dev.device.queue.onSubmittedWorkDone());
+  const total = performance.now() - t0;
+  const rec = median(record);
+  const sub = median(submit);
+  return { recordMsPerStep: rec, submitMsPerStep: sub, hostUsPerDispatch: ((rec + sub) * 1000) / dispatches, dispatchesPerStep: dispatches, computePassesPerStep: passes, backToBackMsPerStep: total / n };
+}
+
+/** Per-kernel GPU time of one decode step (one pass per dispatch, timestamps). */
+async function kernelProfile(dev: TesseraDevice, session: DecodeSession, promptLength: number) {
+  const prof = new Map<string, number>();
+  if (!dev.timestamps) return {};
+  const rec = new Recorder(dev);
+  await session.recordDecode(rec, promptLength, 1, 1, 'program');
+  for (const t of await rec.submit()) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
+  return Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)]));
 }
 
 async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
   const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
-  // The generation token loop (src/runtime/decode-loop.ts), both ways in the same run.
-  const sequential = await loopStepMs(dec, promptIds, tokens, false);
-  const { prefillMs, medianStepMs: median, lastId } = await loopStepMs(dec, promptIds, tokens, true);
-  const input = [lastId];
-  const kv = dec.createKvCache(64);
-  {
-    const rec = dec.newRecorder({ timestamps: false });
-    await dec.recordForward(rec, dec.idsTensor(rec, promptIds), kv, 1);
-    await rec.submit();
-  }
-  // Split one step's cost: record 8 decode steps into one submit (CPU time to record), then time that submit to
-  // completion (the GPU's time for 8 steps back to back, without the per-token readback gaps).
-  const batch = 8;
-  const recB = dec.newRecorder({ timestamps: false });
-  const r0 = performance.now();
-  for (let i = 0; i < batch; i++) {
-    const hidden = await dec.recordForward(recB, dec.idsTensor(recB, input), kv, 1);
-    await dec.recordLogits(recB, hidden);
-  }
-  const r1 = performance.now();
-  await recB.submit({ wait: true });
-  const r2 = performance.now();
-  const split = { recordMsPerStep: (r1 - r0) / batch, submitToDoneMsPerStep: (r2 - r1) / batch, dispatchesPerStep: 0 };
-  // per-kernel GPU time of one more decode step
-  const prof = new Map<string, number>();
-  if (dev.timestamps) {
-    const rec = dec.newRecorder();
-    const hidden = await dec.recordForward(rec, dec.idsTensor(rec, input), kv, 1);
-    await dec.recordLogits(rec, hidden);
-    const times = await rec.submit();
-    split.dispatchesPerStep = times.length;
-    for (const t of times) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
-  }
-  dec.destroyKvCache(kv);
-  return { prefillTokens: prompt, prefillMs, decodeTokens: tokens, medianStepMs: median, decodeTokensPerSecond: 1000 / median, sequentialMedianStepMs: sequential.medianStepMs, sequentialTokensPerSecond: 1000 / sequential.medianStepMs, ...split, gpuMsPerKernel: Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)])) };
+  // The generation token loop, compiled programs and the per-op path, in the same run.
+  const perOp = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'per-op');
+  const prog = await loopSteps(dec, promptIds, tokens, 'program');
+  const sequential = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program', false);
+  const decodeProgram = prog.session.programs().find((p) => p.label === 'decode')!;
+  const hostProgram = await hostCost(dev, prog.session, prompt, 'program');
+  const hostPerOp = await hostCost(dev, prog.session, prompt, 'per-op', 16);
+  return {
+    prefillTokens: prompt,
+    prefillMs: prog.prefillMs,
+    decodeTokens: tokens,
+    decodeTokensPerSecond: prog.tokensPerSecond,
+    medianStepMs: prog.medianStepMs,
+    p99StepMs: prog.p99StepMs,
+    worstStepMs: prog.worstStepMs,
+    sequentialTokensPerSecond: sequential.tokensPerSecond,
+    program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, stats: decodeProgram.stats },
+    perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
+    sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,
+    gpuMsPerKernel: await kernelProfile(dev, prog.session, prompt),
+  };
+}
+
+function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string {
+  const p = r.program;
+  const o = r.perOp;
+  return (
+    `${name}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (median step ${r.medianStepMs.toFixed(2)} ms, worst ${r.worstStepMs.toFixed(2)} ms; per-op path ${o.tokensPerSecond.toFixed(1)} tok/s); ` +
+    `program: record ${p.recordMsPerStep.toFixed(3)} ms + submit ${p.submitMsPerStep.toFixed(3)} ms per step, ${p.hostUsPerDispatch.toFixed(2)} us/dispatch, ${p.dispatchesPerStep} dispatches in ${p.computePassesPerStep} pass(es), GPU ${p.gpuMsPerStep.toFixed(2)} ms/step; ` +
+    `per-op: record ${o.recordMsPerStep.toFixed(2)} ms + submit ${o.submitMsPerStep.toFixed(2)} ms, ${o.hostUsPerDispatch.toFixed(1)} us/dispatch, ${o.computePassesPerStep} passes`
+  );
 }
 
 const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
-const tokens = Number(arg('tokens', '32'));
+const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'f16' | 'f32')[];
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
@@ -163,7 +215,7 @@ for (const p of presets) {
     const r = await decodeRun(dev, dec, 16, tokens);
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
-    console.log(`${p} ${q}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s pipelined (${r.sequentialTokensPerSecond.toFixed(1)} sequential), ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth; per step: record ${r.recordMsPerStep.toFixed(2)} ms, GPU (8 steps in one submit) ${r.submitToDoneMsPerStep.toFixed(2)} ms, ${r.dispatchesPerStep} dispatches`);
+    console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);
     results.push({ model: p, quant: q, storage: w.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
     w.destroy();
   }
@@ -172,7 +224,7 @@ for (const p of presets) {
   const m = await loadModel(dev, 'models/default', { quant: 'f32' });
   const r = await decodeRun(dev, m.decoder, 5, tokens);
   const bpt = bytesPerToken(m.weights, m.config);
-  console.log(`models/default f32: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (${(bpt / 2 ** 20).toFixed(1)} MiB/token)`);
+  console.log(summary('models/default f32', r));
   results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
@@ -188,7 +240,11 @@ const receipt = {
   adapterInfo: dev.caps.adapterInfo,
   commit,
   readBandwidthBytesPerSecond: bandwidth,
-  method: 'the generation token loop (src/runtime/decode-loop.ts): one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; median time between token readbacks; bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
+  dawnArgs: process.env.TESSERA_DAWN_ARGS ?? process.env.WEBGPU_DAWN_ARGS ?? 'default',
+  method:
+    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
+    'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit; hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
+    'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
   results,
 };
 writeFileSync(out, JSON.stringify(receipt, null, 2));

@@ -5,6 +5,8 @@
  *   VK_ICD_FILENAMES / VK_DRIVER_FILES    Vulkan driver selection (read to decide whether to look for SwiftShader)
  *   TESSERA_SWIFTSHADER_ICD               path of SwiftShader's Vulkan ICD json (default: Debian chromium's)
  *   TESSERA_TIMESTAMPS=1                  record per-dispatch GPU timestamps where the device supports it
+ *   TESSERA_GPU_WAIT=poll|sleep           how the token loop waits for the GPU (default sleep: block the thread for
+ *                                         most of the expected step time instead of spinning the event loop)
  */
 const env: Record<string, string | undefined> = typeof process !== 'undefined' && process.env ? process.env : {};
 
@@ -13,6 +15,7 @@ export interface TesseraConfig {
   vulkanDriverSet: boolean;
   swiftShaderIcd: string;
   timestamps: boolean;
+  gpuWait: 'poll' | 'sleep';
 }
 
 function splitDawnArgs(s: string): string[] {
@@ -27,6 +30,7 @@ export function readConfig(): TesseraConfig {
     vulkanDriverSet: Boolean(env.VK_ICD_FILENAMES || env.VK_DRIVER_FILES),
     swiftShaderIcd: env.TESSERA_SWIFTSHADER_ICD ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
     timestamps: env.TESSERA_TIMESTAMPS === '1',
+    gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
   };
 }
 

@@ -11,3 +11,19 @@ export async function gpuWait<T>(p: Promise<T>): Promise<T> {
     clearInterval(timer);
   }
 }
+
+/**
+ * Dawn's node bindings poll with a setImmediate chain (a new callback and handles per turn) for as long as any GPU
+ * promise is pending and the event loop is idle, so waiting 5 ms for a decode step spins thousands of turns and
+ * churns the allocator (malloc_consolidate stalls were seen). `sleepUntil` blocks the thread instead (no event-loop
+ * turns, no allocation) until a deadline the caller expects the GPU to be nearly done by; the remaining wait then
+ * polls briefly. In a browser (no blocking allowed on the main thread) it does nothing.
+ */
+const cell = typeof SharedArrayBuffer !== 'undefined' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+const canBlock = typeof process !== 'undefined' && !!process.versions?.node && !!cell;
+
+export function sleepUntil(deadline: number): void {
+  const ms = deadline - performance.now();
+  if (!canBlock || ms < 0.05) return;
+  Atomics.wait(cell!, 0, 0, Math.min(ms, 1000));
+}

@@ -7,7 +7,8 @@
  */
 import { U32Readback } from '../gpu/readback.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { gpuWait } from '../gpu/wait.ts';
+import { gpuWait, sleepUntil } from '../gpu/wait.ts';
+import { readConfig } from '../config.ts';
 import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
 import { capacityBucket, sessionFor, type DecodeSession, type StepPath } from './session.ts';
@@ -66,6 +67,18 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     else await rec.submit();
     readback.request(step);
   };
+  // Waiting: block (no event-loop spinning) until most of the expected step time has passed, then poll.
+  const sleep = readConfig().gpuWait === 'sleep';
+  let lastAt = 0;
+  let stepMs = 0;
+  const read = async (step: number): Promise<number> => {
+    if (sleep && stepMs > 0) sleepUntil(lastAt + 0.8 * stepMs);
+    const id = (await readback.read(step))[0]!;
+    const at = performance.now();
+    if (lastAt > 0) stepMs = stepMs > 0 ? 0.8 * stepMs + 0.2 * (at - lastAt) : at - lastAt;
+    lastAt = at;
+    return id;
+  };
   try {
     await submitStep(0);
     if (o.maxTokens === 0) {
@@ -75,9 +88,9 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     for (let step = 0; ; step++) {
       const more = step + 1 < o.maxTokens && n + step + 1 <= capacity;
       if (more && pipelined) await submitStep(step + 1);
-      const id = (await readback.read(step))[0]!;
+      const id = await read(step);
       checkErrors();
-      yield { id, at: performance.now() };
+      yield { id, at: lastAt };
       if (more && !pipelined) await submitStep(step + 1);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }
