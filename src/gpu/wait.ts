@@ -27,3 +27,8 @@ export function sleepUntil(deadline: number): void {
   if (!canBlock || ms < 0.05) return;
   Atomics.wait(cell!, 0, 0, Math.min(ms, 1000));
 }
+
+/** Resolves when all work submitted to the device's queue so far has completed. */
+export function queueIdle(dev: { device: GPUDevice }): Promise<void> {
+  return gpuWait(dev.device.queue.onSubmittedWorkDone());
+}

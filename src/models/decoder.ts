@@ -5,6 +5,7 @@
  * through its kernel contract (src/ops/contracts), so kernel choice and dispatch are data; positions are step
  * variables that reach the contracts' dynamic attributes.
  */
+import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
@@ -39,7 +40,7 @@ export class Decoder {
     readonly dev: TesseraDevice,
     readonly cfg: DecoderConfig,
     readonly weights: GpuWeights,
-    opts: { maxPositions?: number; ropeInterleaved?: boolean; kvDtype?: 'float32' | 'float16' } = {},
+    opts: { maxPositions?: number; ropeInterleaved?: boolean; kvDtype?: 'float32' | 'float16'; fuseProjections?: boolean } = {},
   ) {
     this.kvDtype = opts.kvDtype ?? (weights.mode !== 'f32' && dev.caps.features.has('shader-f16') ? 'float16' : 'float32');
     this.ops = new OpRunner(dev);
@@ -61,6 +62,61 @@ export class Decoder {
       this.ropeByLayer.push(t);
     }
     this.dummyU32 = { buffer: uploadBuffer(dev.device, new Uint32Array([0]), 'attention.unused'), dtype: 'uint32', shape: [1] };
+    if (opts.fuseProjections ?? true) this.fuseProjections();
+  }
+
+  /** Layers whose q|k|v and gate|up weights share one buffer (one GEMV each when decoding a single token). */
+  private readonly fusedQkv = new Set<number>();
+  private readonly fusedGateUp = new Set<number>();
+
+  /**
+   * Concatenates each layer's q/k/v projection weights (and biases), and gate/up weights, into one buffer by rows,
+   * and replaces the separate tensors by views of it: a single-token step runs one GEMV for q|k|v and one for
+   * gate|up (fewer dispatches, the input read once); longer steps keep one linear per projection over the views.
+   * Skipped for a layer whose parts differ in dtype or width, or whose views would not start at the device's
+   * storage offset alignment.
+   */
+  private fuseProjections(): void {
+    const align = this.dev.caps.limits.minStorageBufferOffsetAlignment ?? 256;
+    const rec = new Recorder(this.dev, { timestamps: false });
+    const fuse = (names: string[], fused: string): boolean => {
+      const parts = names.map((n) => this.weights.tensors.get(n));
+      if (parts.some((t) => !t || t.offset)) return false;
+      const ts = parts as Tensor[];
+      const rank = ts[0]!.shape.length;
+      const same = ts.every((t) => t.dtype === ts[0]!.dtype && t.shape.length === rank && t.shape.slice(1).join() === ts[0]!.shape.slice(1).join());
+      if (!same) return false;
+      const rowBytes = (t: Tensor) => (t.shape.slice(1).reduce((a, d) => a * d, 1) * (DTYPE_BYTES[t.dtype] ?? NaN));
+      const bytes = ts.map((t) => t.shape[0]! * rowBytes(t));
+      if (bytes.some((b, i) => !Number.isInteger(b) || (i < bytes.length - 1 && b % align !== 0))) return false;
+      const total = bytes.reduce((a, b) => a + b, 0);
+      const buffer = storageBuffer(this.dev, total, fused);
+      let off = 0;
+      ts.forEach((t, i) => {
+        rec.copy(t.buffer, 0, buffer, off, Math.ceil(bytes[i]! / 4) * 4);
+        rec.destroyAfterSubmit(t.buffer);
+        this.weights.tensors.set(names[i]!, { buffer, offset: off, dtype: t.dtype, shape: t.shape });
+        off += bytes[i]!;
+      });
+      this.weights.tensors.set(fused, { buffer, dtype: ts[0]!.dtype, shape: [ts.reduce((a, t) => a + t.shape[0]!, 0), ...ts[0]!.shape.slice(1)] });
+      return true;
+    };
+    const cfg = this.cfg;
+    const qRow = cfg.numHeads * cfg.headDim * 4;
+    const kvRow = cfg.numKvHeads * cfg.headDim * 4;
+    // The single-token GEMV output is viewed as q | k | v and gate | up: those views need aligned offsets too.
+    const qkvViews = qRow % align === 0 && (qRow + kvRow) % align === 0;
+    const guViews = (cfg.intermediateSize * 4) % align === 0;
+    for (let l = 0; l < cfg.numLayers; l++) {
+      const p = `model.layers.${l}.`;
+      const a = `${p}self_attn.`;
+      const hasBias = ['q', 'k', 'v'].map((x) => this.weights.tensors.has(`${a}${x}_proj.bias`));
+      if (qkvViews && hasBias.every((b) => b === hasBias[0]) && fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.weight`), `${a}qkv_proj.weight`)) {
+        if (!hasBias[0] || fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.bias`), `${a}qkv_proj.bias`)) this.fusedQkv.add(l);
+      }
+      if (guViews && fuse([`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`], `${p}mlp.gate_up_proj.weight`)) this.fusedGateUp.add(l);
+    }
+    rec.submitUnchecked();
   }
 
   private readonly ropeInterleaved: number;
@@ -148,9 +204,19 @@ export class Decoder {
       const p = `model.layers.${l}.`;
       const x = s.act('x', [T, H]);
       this.norm(s, h, p + 'input_layernorm.weight', x);
-      const q = this.linear(s, x, p + 'self_attn.q_proj.weight', s.act('q', [T, nH * D]), p + 'self_attn.q_proj.bias');
-      const k = this.linear(s, x, p + 'self_attn.k_proj.weight', s.act('k', [T, kvRow]), p + 'self_attn.k_proj.bias');
-      const v = this.linear(s, x, p + 'self_attn.v_proj.weight', s.act('v', [T, kvRow]), p + 'self_attn.v_proj.bias');
+      let q: StepTensor;
+      let k: StepTensor;
+      let v: StepTensor;
+      if (T === 1 && this.fusedQkv.has(l)) {
+        const qkv = this.linear(s, x, p + 'self_attn.qkv_proj.weight', s.act('qkv', [1, nH * D + 2 * kvRow]), p + 'self_attn.qkv_proj.bias');
+        q = { ...qkv, shape: [1, nH * D] };
+        k = { ...qkv, offset: nH * D * 4, shape: [1, kvRow] };
+        v = { ...qkv, offset: (nH * D + kvRow) * 4, shape: [1, kvRow] };
+      } else {
+        q = this.linear(s, x, p + 'self_attn.q_proj.weight', s.act('q', [T, nH * D]), p + 'self_attn.q_proj.bias');
+        k = this.linear(s, x, p + 'self_attn.k_proj.weight', s.act('k', [T, kvRow]), p + 'self_attn.k_proj.bias');
+        v = this.linear(s, x, p + 'self_attn.v_proj.weight', s.act('v', [T, kvRow]), p + 'self_attn.v_proj.bias');
+      }
       let q3: StepTensor = { ...q, shape: [T, nH, D] };
       let k3: StepTensor = { ...k, shape: [T, nKV, D] };
       if (cfg.qkNorm) {
@@ -177,8 +243,16 @@ export class Decoder {
       else s.op('residual', { a: h, b: o, out: h2 });
       this.norm(s, h2, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight'), x);
       const I = cfg.intermediateSize;
-      const g = this.linear(s, x, p + 'mlp.gate_proj.weight', s.act('g', [T, I]));
-      const u = this.linear(s, x, p + 'mlp.up_proj.weight', s.act('u', [T, I]));
+      let g: StepTensor;
+      let u: StepTensor;
+      if (T === 1 && this.fusedGateUp.has(l)) {
+        const gu = this.linear(s, x, p + 'mlp.gate_up_proj.weight', s.act('gu', [1, 2 * I]));
+        g = { ...gu, shape: [1, I] };
+        u = { ...gu, offset: I * 4, shape: [1, I] };
+      } else {
+        g = this.linear(s, x, p + 'mlp.gate_proj.weight', s.act('g', [T, I]));
+        u = this.linear(s, x, p + 'mlp.up_proj.weight', s.act('u', [T, I]));
+      }
       const a = s.act('a', [T, I]);
       s.op('glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
       const d = this.linear(s, a, p + 'mlp.down_proj.weight', s.act('d', [T, H]));

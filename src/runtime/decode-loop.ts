@@ -7,7 +7,7 @@
  */
 import { U32Readback } from '../gpu/readback.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { gpuWait, sleepUntil } from '../gpu/wait.ts';
+import { queueIdle, sleepUntil } from '../gpu/wait.ts';
 import { readConfig } from '../config.ts';
 import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
@@ -96,7 +96,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     }
   } finally {
     // Leaving early (EOS, stop string) may leave one speculative step in flight.
-    await gpuWait(dec.dev.device.queue.onSubmittedWorkDone());
+    await queueIdle(dec.dev);
     readback.destroy();
   }
 }
