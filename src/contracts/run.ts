@@ -14,7 +14,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Template } from '@huggingface/jinja';
-import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
+import { readBuffer, STORAGE_USAGE, storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { BufferBinding } from '../gpu/bindgroups.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
@@ -156,7 +156,7 @@ export async function prepareContract(dev: TesseraDevice, plan: Plan, load: Shad
 function placeholder(dev: TesseraDevice): GPUBuffer {
   let b = placeholders.get(dev);
   if (!b) {
-    b = dev.device.createBuffer({ size: 16, usage: STORAGE_USAGE, label: 'tessera.absent-optional-input' });
+    b = storageBuffer(dev, 16, 'tessera.absent-optional-input');
     placeholders.set(dev, b);
   }
   return b;
