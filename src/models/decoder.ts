@@ -219,17 +219,31 @@ export class Decoder {
       }
       let q3: StepTensor = { ...q, shape: [T, nH, D] };
       let k3: StepTensor = { ...k, shape: [T, nKV, D] };
+      // One token with fused q|k|v: q and k are adjacent heads of one buffer, rotated by one rope dispatch.
+      const adjacent = T === 1 && this.fusedQkv.has(l);
       if (cfg.qkNorm) {
-        const qn = s.act('qn', [T, nH, D]);
-        const kn = s.act('kn', [T, nKV, D]);
+        let qn: StepTensor;
+        let kn: StepTensor;
+        if (adjacent) {
+          const qkn = s.act('qkn', [1, nH + nKV, D]);
+          qn = { ...qkn, shape: [1, nH, D] };
+          kn = { ...qkn, offset: nH * D * 4, shape: [1, nKV, D] };
+        } else {
+          qn = s.act('qn', [T, nH, D]);
+          kn = s.act('kn', [T, nKV, D]);
+        }
         this.norm(s, q3, p + 'self_attn.q_norm.weight', qn);
         this.norm(s, k3, p + 'self_attn.k_norm.weight', kn);
         q3 = qn;
         k3 = kn;
       }
       const rope = this.ropeByLayer[l]!;
-      s.op('rope', { x: q3, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
-      s.op('rope', { x: k3, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
+      const ropeAttrs = { start_pos: pos, interleaved: this.ropeInterleaved };
+      if (adjacent) s.op('rope', { x: { ...q3, shape: [1, nH + nKV, D] }, cos: rope.cos, sin: rope.sin }, ropeAttrs);
+      else {
+        s.op('rope', { x: q3, cos: rope.cos, sin: rope.sin }, ropeAttrs);
+        s.op('rope', { x: k3, cos: rope.cos, sin: rope.sin }, ropeAttrs);
+      }
       s.op('kv_write', { k: k3, v: { ...v, shape: [T, nKV, D] }, kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: pos });
       const att = s.act('att', [T, nH, D]);
       s.op(
