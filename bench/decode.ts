@@ -205,7 +205,7 @@ const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'f16' | 'f32')[];
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
-console.log(`${describeAdapter(dev.caps)}: streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
+console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
 const results: unknown[] = [];
 for (const p of presets) {
   const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
@@ -240,7 +240,7 @@ const receipt = {
   adapterInfo: dev.caps.adapterInfo,
   commit,
   readBandwidthBytesPerSecond: bandwidth,
-  dawnArgs: process.env.TESSERA_DAWN_ARGS ?? process.env.WEBGPU_DAWN_ARGS ?? 'default',
+  dawnArgs: dev.dawnArgs ?? [],
   method:
     'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit; hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +

@@ -5,6 +5,7 @@
  *   VK_ICD_FILENAMES / VK_DRIVER_FILES    Vulkan driver selection (read to decide whether to look for SwiftShader)
  *   TESSERA_SWIFTSHADER_ICD               path of SwiftShader's Vulkan ICD json (default: Debian chromium's)
  *   TESSERA_TIMESTAMPS=1                  record per-dispatch GPU timestamps where the device supports it
+ *   TESSERA_DAWN_CHECKED=1                keep Dawn's validation and robustness on a hardware GPU (off by default there)
  *   TESSERA_GPU_WAIT=poll|sleep           how the token loop waits for the GPU (default sleep: block the thread for
  *                                         most of the expected step time instead of spinning the event loop)
  */
@@ -16,6 +17,7 @@ export interface TesseraConfig {
   swiftShaderIcd: string;
   timestamps: boolean;
   gpuWait: 'poll' | 'sleep';
+  dawnChecked: boolean;
 }
 
 function splitDawnArgs(s: string): string[] {
@@ -31,6 +33,7 @@ export function readConfig(): TesseraConfig {
     swiftShaderIcd: env.TESSERA_SWIFTSHADER_ICD ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
     timestamps: env.TESSERA_TIMESTAMPS === '1',
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
+    dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
   };
 }
 

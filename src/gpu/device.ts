@@ -18,7 +18,14 @@ export const USEFUL_FEATURES = [
   'chromium-experimental-subgroup-matrix',
 ] as const;
 
+/** Dawn options with validation and robustness (bounds clamps on every storage access) on: SwiftShader and tests. */
 export const DEFAULT_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'];
+/**
+ * On hardware GPUs: Dawn's host-side validation and shader robustness off, as ONNX Runtime and llama.cpp run Dawn
+ * (1.4-1.6x decode on the H200, shared/gpu/README.md). An out-of-bounds kernel bug is then not caught: the tests run
+ * with the checked set (`checked: true`), and TESSERA_DAWN_CHECKED=1 turns it on anywhere.
+ */
+export const FAST_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness'];
 
 export class NoAdapterError extends Error {
   constructor(detail: string) {
@@ -39,6 +46,11 @@ export interface CreateDeviceOptions {
   /** Dawn options for Node (`create([...])`); default: env TESSERA_DAWN_ARGS/WEBGPU_DAWN_ARGS, else DEFAULT_DAWN_ARGS. */
   dawnArgs?: string[];
   powerPreference?: GPUPowerPreference;
+  /**
+   * Keep Dawn's validation and robustness on (the default on SwiftShader and under TESSERA_DAWN_CHECKED=1; hardware
+   * GPUs otherwise get FAST_DAWN_ARGS). Ignored when dawnArgs or TESSERA_DAWN_ARGS give the options.
+   */
+  checked?: boolean;
   /** Features to leave off even when offered (to test fallbacks). */
   disableFeatures?: string[];
   /** Record per-dispatch timestamps (when `timestamp-query` exists). Default: env TESSERA_TIMESTAMPS=1. */
@@ -52,12 +64,14 @@ export interface TesseraDevice {
   pipelines: PipelineCache;
   bindGroups: BindGroupCache;
   timestamps: boolean;
+  /** The Dawn options the device was created with (Node). */
+  dawnArgs?: string[];
   /** Messages of uncaptured WebGPU errors raised on this device, in order (each is also logged). */
   errors: string[];
   destroy(): void;
 }
 
-async function nodeGpu(dawnArgs: string[]): Promise<{ gpu: GPU; retry?: () => GPU }> {
+async function nodeGpu(given: string[] | undefined, checked: boolean): Promise<{ gpu: GPU; dawnArgs: string[]; retry?: () => GPU }> {
   const webgpu = (await import('webgpu')) as unknown as {
     create: (args: string[]) => GPU;
     globals: Record<string, unknown>;
@@ -69,14 +83,16 @@ async function nodeGpu(dawnArgs: string[]): Promise<{ gpu: GPU; retry?: () => GP
   const fs = await import('node:fs');
   const hasSwiftShader = fs.existsSync(cfg.swiftShaderIcd);
   const useSwiftShader = () => setProcessEnv('VK_ICD_FILENAMES', cfg.swiftShaderIcd);
+  const safe = given ?? DEFAULT_DAWN_ARGS;
   if (!cfg.vulkanDriverSet && hasSwiftShader && !hasGpuDeviceNode(fs)) {
     // No GPU device node: go straight to SwiftShader (no Vulkan "found no drivers" noise).
     useSwiftShader();
-    return { gpu: webgpu.create(dawnArgs) };
+    return { gpu: webgpu.create(safe), dawnArgs: safe };
   }
+  const dawnArgs = given ?? (checked ? DEFAULT_DAWN_ARGS : FAST_DAWN_ARGS);
   const gpu = webgpu.create(dawnArgs);
-  const retry = !cfg.vulkanDriverSet && hasSwiftShader ? () => (useSwiftShader(), webgpu.create(dawnArgs)) : undefined;
-  return { gpu, retry };
+  const retry = !cfg.vulkanDriverSet && hasSwiftShader ? () => (useSwiftShader(), webgpu.create(safe)) : undefined;
+  return { gpu, dawnArgs, retry };
 }
 
 function hasGpuDeviceNode(fs: typeof import('node:fs')): boolean {
@@ -95,16 +111,16 @@ function hasGpuDeviceNode(fs: typeof import('node:fs')): boolean {
  */
 const liveInstances: GPU[] = [];
 
-async function getAdapter(opts: CreateDeviceOptions): Promise<GPUAdapter> {
+async function getAdapter(opts: CreateDeviceOptions): Promise<{ adapter: GPUAdapter; dawnArgs?: string[] }> {
   const req: GPURequestAdapterOptions = { powerPreference: opts.powerPreference ?? 'high-performance' };
   if (typeof navigator !== 'undefined' && (navigator as Navigator).gpu) {
     const a = await navigator.gpu.requestAdapter(req);
     if (!a) throw new NoAdapterError('navigator.gpu.requestAdapter() returned null');
-    return a;
+    return { adapter: a };
   }
   if (typeof process === 'undefined') throw new NoAdapterError('this environment has neither navigator.gpu nor Node.js');
-  const dawnArgs = opts.dawnArgs ?? readConfig().dawnArgs ?? DEFAULT_DAWN_ARGS;
-  const { gpu, retry } = await nodeGpu(dawnArgs);
+  const cfg = readConfig();
+  const { gpu, dawnArgs, retry } = await nodeGpu(opts.dawnArgs ?? cfg.dawnArgs, opts.checked ?? cfg.dawnChecked);
   liveInstances.push(gpu);
   let adapter = await gpu.requestAdapter(req);
   if (!adapter && retry) {
@@ -113,7 +129,7 @@ async function getAdapter(opts: CreateDeviceOptions): Promise<GPUAdapter> {
     adapter = await again.requestAdapter(req);
   }
   if (!adapter) throw new NoAdapterError(`Dawn found no Vulkan adapter (Dawn options: ${dawnArgs.join(' ') || 'none'})`);
-  return adapter;
+  return { adapter, dawnArgs };
 }
 
 function limitsOf(src: GPUSupportedLimits): Record<string, number> {
@@ -152,7 +168,7 @@ function adapterInfoOf(info: GPUAdapterInfo): DeviceCaps['adapterInfo'] {
 }
 
 export async function createDevice(opts: CreateDeviceOptions = {}): Promise<TesseraDevice> {
-  const adapter = await getAdapter(opts);
+  const { adapter, dawnArgs } = await getAdapter(opts);
   const disabled = new Set(opts.disableFeatures ?? []);
   const requiredFeatures = USEFUL_FEATURES.filter((f) => adapter.features.has(f) && !disabled.has(f)) as GPUFeatureName[];
   const adapterLimits = limitsOf(adapter.limits);
@@ -188,6 +204,7 @@ export async function createDevice(opts: CreateDeviceOptions = {}): Promise<Tess
     bindGroups,
     timestamps,
     errors,
+    ...(dawnArgs ? { dawnArgs } : {}),
     destroy() {
       if (destroyed) return;
       destroyed = true;

@@ -6,7 +6,7 @@ type Holder = { [KEY]?: Promise<TesseraDevice> };
 
 export function testDevice(): Promise<TesseraDevice> {
   const g = globalThis as Holder;
-  g[KEY] ??= createDevice({ timestamps: true }).then((dev) => {
+  g[KEY] ??= createDevice({ timestamps: true, checked: true }).then((dev) => {
     console.log(`adapter: ${describeAdapter(dev.caps)}`);
     return dev;
   });
