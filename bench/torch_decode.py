@@ -1,0 +1,69 @@
+"""The peer of bench/decode.ts: PyTorch eager (transformers, static KV cache, greedy) decode tokens/s on the same
+random-weight Llama shapes, on the same GPU. Prints and writes one JSON receipt.
+
+Usage (on the GPU machine): python3 bench/torch_decode.py --out FILE [--tokens 256] [--presets llama-1b-128k,llama-1.1b]
+"""
+import argparse
+import json
+import platform
+import time
+
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM
+
+# The same shapes as bench/decode.ts's PRESETS.
+PRESETS = {
+    "llama-1.1b": dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048),
+    "llama-1b-128k": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=2048, tie_word_embeddings=True),
+}
+
+
+def run(name: str, dtype: torch.dtype, tokens: int, prompt: int) -> dict:
+    cfg = LlamaConfig(**PRESETS[name])
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to("cuda", dtype=dtype).eval()
+    ids = torch.tensor([[(i * 7 + 3) % cfg.vocab_size for i in range(prompt)]], device="cuda")
+
+    def gen(n: int) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, cache_implementation="static", pad_token_id=0)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    gen(8)  # warm-up (kernels, cache allocation)
+    t1 = min(gen(1) for _ in range(3))
+    tn = gen(tokens + 1)
+    step = (tn - t1) / tokens
+    out = {"model": name, "dtype": str(dtype).replace("torch.", ""), "prefillTokens": prompt, "decodeTokens": tokens, "medianStepMs": step * 1e3, "decodeTokensPerSecond": 1 / step}
+    print(json.dumps(out))
+    del model
+    torch.cuda.empty_cache()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="torch-decode.json")
+    ap.add_argument("--tokens", type=int, default=256)
+    ap.add_argument("--presets", default="llama-1.1b,llama-1b-128k")
+    a = ap.parse_args()
+    results = [run(p, torch.float16, a.tokens, 16) for p in a.presets.split(",")]
+    receipt = {
+        "benchmark": "torch-decode",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": platform.node(),
+        "gpu": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "method": "LlamaForCausalLM with random weights in float16, eager attention defaults, generate(do_sample=False, cache_implementation='static', min_new_tokens=N); step = (time for N+1 new tokens - time for 1) / N, one run after a warm-up",
+        "results": results,
+    }
+    with open(a.out, "w") as f:
+        json.dump(receipt, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
