@@ -19,7 +19,7 @@ import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
-import { gpuWait } from '../src/gpu/wait.ts';
+import { queueIdle } from '../src/gpu/wait.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 
 const PRESETS: Record<string, Record<string, unknown>> = {
@@ -86,10 +86,13 @@ function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f
   };
 }
 
-/** Weight bytes one decode step reads: every linear weight, one embedding row, norms. */
+/** Weight bytes one decode step reads: every linear weight, one embedding row, norms (fused views counted once). */
 function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
   let b = 0;
+  const seen = new Set<GPUBuffer>();
   for (const [name, t] of w.tensors) {
+    if (seen.has(t.buffer)) continue;
+    seen.add(t.buffer);
     if (name === 'model.embed_tokens.weight') b += t.buffer.size / cfg.vocabSize;
     else b += t.buffer.size;
   }
@@ -124,18 +127,17 @@ async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path
 }
 
 /**
- * Host cost of one decode step on a warm session: record (per-op: resolve + pack + bind every op; program: write the
- * step variables and append the frozen list) and submit (encode into one command buffer + queue.submit), per step
- * over `n` steps; GPU ms per step from `n` steps submitted back to back and one wait.
+ * Host cost of one decode step on a warm session, each step measured with the GPU idle (no queue back-pressure):
+ * record (per-op: resolve + pack + bind every op; program: write the step variables and append the frozen list) and
+ * submit (encode into one command buffer + queue.submit). GPU ms per step: `n` steps submitted back to back, one wait.
  */
 async function hostCost(dev: TesseraDevice, session: DecodeSession, promptLength: number, path: StepPath, n = 64) {
   const record: number[] = [];
   const submit: number[] = [];
   let dispatches = 0;
   let passes = 0;
-  await gpuWait(dev.device.queue.onSubmittedWorkDone());
-  const t0 = performance.now();
   for (let i = 0; i < n; i++) {
+    await queueIdle(dev);
     const rec = new Recorder(dev, { timestamps: false });
     const a = performance.now();
     await session.recordDecode(rec, promptLength, 1 + (i % 16), 1, path);
@@ -147,11 +149,18 @@ async function hostCost(dev: TesseraDevice, session: DecodeSession, promptLength
     record.push(b - a);
     submit.push(c - b);
   }
-  await gpuWait(dev.device.queue.onSubmittedWorkDone());
-  const total = performance.now() - t0;
+  await queueIdle(dev);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const rec = new Recorder(dev, { timestamps: false });
+    await session.recordDecode(rec, promptLength, 1 + (i % 16), 1, path);
+    rec.submitUnchecked();
+  }
+  await queueIdle(dev);
+  const backToBack = (performance.now() - t0) / n;
   const rec = median(record);
   const sub = median(submit);
-  return { recordMsPerStep: rec, submitMsPerStep: sub, hostUsPerDispatch: ((rec + sub) * 1000) / dispatches, dispatchesPerStep: dispatches, computePassesPerStep: passes, backToBackMsPerStep: total / n };
+  return { recordMsPerStep: rec, submitMsPerStep: sub, hostUsPerDispatch: ((rec + sub) * 1000) / dispatches, worstHostMsPerStep: Math.max(...record.map((r, i) => r + submit[i]!)), dispatchesPerStep: dispatches, computePassesPerStep: passes, backToBackMsPerStep: backToBack };
 }
 
 /** Per-kernel GPU time of one decode step (one pass per dispatch, timestamps). */
@@ -243,7 +252,7 @@ const receipt = {
   dawnArgs: dev.dawnArgs ?? [],
   method:
     'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
-    'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit; hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
+    'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
   results,
 };
