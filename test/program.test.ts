@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel, type LoadedModel } from '../src/models/load.ts';
 import { planActivations } from '../src/program/liveness.ts';
-import { decodeTokens } from '../src/runtime/decode-loop.ts';
+import { decodeTokens, NonFiniteLogitsError } from '../src/runtime/decode-loop.ts';
+import { writeBuffer } from '../src/gpu/buffers.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { resolveGenerationOptions, type GenerationOptions } from '../src/runtime/options.ts';
 import { promptBucket, type DecodeSession } from '../src/runtime/session.ts';
@@ -102,6 +103,25 @@ describe('compiled steps on the shipped model', () => {
 
   it('maxTokens 0 runs the prompt and yields no token', async () => {
     expect(await tokens(model, [1, 2, 3], { maxTokens: 0 }, 'program')).toEqual([]);
+  });
+});
+
+describe('non-finite logits', () => {
+  it('are flagged on the GPU during generation and on the host by computeLogits, naming the model', async () => {
+    const model = await loadModel(dev, 'models/default', { quant: 'f32' });
+    try {
+      const norm = model.weights.get('model.norm.weight');
+      writeBuffer(dev.device, norm.buffer, new Float32Array(norm.shape[0]!).fill(Number.NaN), norm.offset ?? 0);
+      const o = resolveGenerationOptions({ maxTokens: 4, temperature: 0 }, { eosTokenIds: [] });
+      const run = async () => {
+        for await (const _t of decodeTokens(model.decoder, [1, 2, 3], o, { label: 'models/default' })) void _t;
+      };
+      await expect(run()).rejects.toThrow(NonFiniteLogitsError);
+      await expect(run()).rejects.toThrow(/model models\/default: 2048 of 2048 logits are NaN or infinite at position 2/);
+      await expect(computeLogits(model, [1, 2, 3])).rejects.toThrow(/logits are NaN or infinite at position 0/);
+    } finally {
+      model.destroy();
+    }
   });
 });
 

@@ -11,10 +11,12 @@ import { queueIdle, sleepUntil } from '../gpu/wait.ts';
 import { readConfig } from '../config.ts';
 import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
-import { capacityBucket, sessionFor, type DecodeSession, type StepPath } from './session.ts';
+import { capacityBucket, NONFINITE_WORD, sessionFor, type DecodeSession, type StepPath } from './session.ts';
 
 export interface DecodedToken {
   id: number;
+  /** Non-finite logits of the step (always 0: a step with any raises NonFiniteLogitsError). */
+  nonFinite: number;
   /** performance.now() when the id was read back. */
   at: number;
 }
@@ -26,7 +28,25 @@ export class ContextLengthError extends Error {
   }
 }
 
+/** The model produced NaN or Inf logits: the sampled token would be meaningless. */
+export class NonFiniteLogitsError extends Error {
+  override name = 'NonFiniteLogitsError';
+  constructor(
+    readonly model: string,
+    readonly count: number,
+    readonly vocab: number,
+    readonly position: number,
+  ) {
+    super(
+      `model ${model}: ${count} of ${vocab} logits are NaN or infinite at position ${position}; the weights or the config ` +
+        '(rms_norm_eps, rope_theta, scales) give a non-finite forward pass, or f16 activations overflowed (try --quant f32)',
+    );
+  }
+}
+
 export interface DecodeLoopOptions {
+  /** Names the model in errors (default: its architecture). */
+  label?: string;
   /** Queue step t+1 before reading token t (default true). */
   pipelined?: boolean;
   /** 'program' (default): compiled steps; 'per-op': every op resolved and recorded each step (the reference path). */
@@ -48,7 +68,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   const session = sessionFor(dec, o, capacityBucket(n + Math.max(1, o.maxTokens), dec.maxPositions));
   opts.onSession?.(session);
   const capacity = session.capacity;
-  const readback = new U32Readback(dec.dev);
+  const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1);
   const errorsBefore = dec.dev.errors.length;
   /** Unchecked submits report validation errors through the device's uncaptured-error list. */
   const checkErrors = () => {
@@ -73,7 +93,10 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   let stepMs = 0;
   const read = async (step: number): Promise<number> => {
     if (sleep && stepMs > 0) sleepUntil(lastAt + 0.8 * stepMs);
-    const id = (await readback.read(step))[0]!;
+    const words = await readback.read(step);
+    const bad = words[NONFINITE_WORD]!;
+    if (bad > 0) throw new NonFiniteLogitsError(opts.label ?? dec.cfg.architecture, bad, dec.cfg.vocabSize, n + step - 1);
+    const id = words[0]!;
     const at = performance.now();
     if (lastAt > 0) stepMs = stepMs > 0 ? 0.8 * stepMs + 0.2 * (at - lastAt) : at - lastAt;
     lastAt = at;
@@ -82,7 +105,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   try {
     await submitStep(0);
     if (o.maxTokens === 0) {
-      await readback.read(0);
+      await read(0);
       return 'length';
     }
     for (let step = 0; ; step++) {
@@ -90,7 +113,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
       if (more && pipelined) await submitStep(step + 1);
       const id = await read(step);
       checkErrors();
-      yield { id, at: lastAt };
+      yield { id, nonFinite: 0, at: lastAt };
       if (more && !pipelined) await submitStep(step + 1);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }

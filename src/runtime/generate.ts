@@ -3,6 +3,7 @@
  * before the current token is read) plus streaming detokenization, EOS and stop strings, as an async iterator.
  */
 import type { LoadedModel } from '../models/load.ts';
+import { checkTokenIds } from '../models/token-ids.ts';
 import { resolveGenerationOptions, type GenerationOptions, type ResolvedGenerationOptions } from './options.ts';
 import { decodeTokens } from './decode-loop.ts';
 import { StopStringFilter } from './stop.ts';
@@ -26,7 +27,7 @@ export interface GenerationResult {
   decodeTokensPerSecond: number;
 }
 
-export { ContextLengthError } from './decode-loop.ts';
+export { ContextLengthError, NonFiniteLogitsError } from './decode-loop.ts';
 
 const now = () => performance.now();
 
@@ -35,11 +36,12 @@ export async function* generateTokens(
   promptIds: readonly number[],
   options: GenerationOptions = {},
 ): AsyncGenerator<TokenEvent, GenerationResult, void> {
+  checkTokenIds(promptIds, model.config.vocabSize, 'generateTokens: promptIds');
   const dec = model.decoder;
   const o: ResolvedGenerationOptions = resolveGenerationOptions(options, {
-    eosTokenIds: model.tokenizer.eosTokenIds.length ? [...model.tokenizer.eosTokenIds] : model.config.eosTokenIds,
+    eosTokenIds: model.tokenizer?.eosTokenIds.length ? [...model.tokenizer.eosTokenIds] : model.config.eosTokenIds,
   });
-  const stream = model.tokenizer.streamDecoder();
+  const stream = model.tokenizer?.streamDecoder() ?? { push: (_id: number) => '', flush: () => '' }; // no tokenizer: ids only
   const stops = new StopStringFilter(o.stop);
   const ids: number[] = [];
   let text = '';
@@ -47,7 +49,7 @@ export async function* generateTokens(
   const t0 = now();
   let tFirst = t0;
   let tLast = t0;
-  const steps = decodeTokens(dec, promptIds, o);
+  const steps = decodeTokens(dec, promptIds, o, { label: model.path });
   try {
     for (;;) {
       const r = await steps.next();

@@ -4,7 +4,7 @@ import { Recorder } from '../gpu/recorder.ts';
 import { recordInterpreted } from '../program/interpret.ts';
 import { Program } from '../program/program.ts';
 import { StepBuilder } from '../program/step.ts';
-import { ContextLengthError } from './decode-loop.ts';
+import { ContextLengthError, NonFiniteLogitsError } from './decode-loop.ts';
 import type { StepPath } from './session.ts';
 import type { LoadedModel } from '../models/load.ts';
 import { checkTokenIds } from '../models/token-ids.ts';
@@ -45,6 +45,11 @@ export async function computeLogits(model: LoadedModel, ids: readonly number[], 
     }
     await rec.submit();
     const all = await readFloat32(dev.device, out, T * V);
+    for (let t = 0; t < T; t++) {
+      let bad = 0;
+      for (let i = t * V; i < (t + 1) * V; i++) if (!Number.isFinite(all[i]!)) bad++;
+      if (bad) throw new NonFiniteLogitsError(model.path, bad, V, t);
+    }
     const cap = model.config.finalSoftcap;
     if (cap > 0) for (let i = 0; i < all.length; i++) all[i] = Math.tanh(all[i]! / cap) * cap;
     const argmax: number[] = [];

@@ -15,6 +15,9 @@ import { Program } from '../program/program.ts';
 import { dyn, StepBuilder, type OpSink, type StepTensor, type StepVars } from '../program/step.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
 
+/** The sampler state's word that holds the number of non-finite logits of the step (sample.wgsl leaves it unused). */
+export const NONFINITE_WORD = 3;
+
 /** How a step is recorded: the compiled program (default) or op by op through the contracts (the reference path). */
 export type StepPath = 'program' | 'per-op';
 
@@ -79,6 +82,8 @@ export class DecodeSession {
   /** Penalty (when on) and sampling of one row of logits; the id lands in word 0 of `state`. */
   private emitSampling(s: OpSink, logits: StepTensor): void {
     const row: StepTensor = { ...logits, shape: [this.dec.cfg.vocabSize] };
+    // NaN/Inf logits are counted into the state's spare word 3, read back with the token id.
+    s.op('count_nonfinite', { x: row, flags: this.state }, { word: NONFINITE_WORD });
     if (this.history) s.op('rep_penalty', { logits: row, history: this.history }, { penalty: this.sampling.repetitionPenalty, count: dyn('hist') });
     s.op('sample', { logits: row, state: this.state }, { ...this.sampleAttrs(), seed: dyn('seed') });
   }
