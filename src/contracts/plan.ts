@@ -196,8 +196,12 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
       rejected.push({ variant: v.id, priority: v.priority, why: () => req });
       continue;
     }
-    if (!conditionsHold(v, scope)) {
+    const held = conditionsHold(v, scope);
+    if (held !== true) {
       rejected.push({ variant: v.id, priority: v.priority, why: () => conditionFailure(v, scope) ?? { kind: 'error', reason: 'a condition failed', refs: [] } });
+      // A condition that cannot be evaluated (division by zero, a missing axis) is an error in the request or the
+      // contract: selection stops here instead of falling silently to a lower-priority variant.
+      if (held === 'error') break;
       continue;
     }
     chosen = { v, scope };
@@ -323,15 +327,18 @@ export function checkDynamicValue(contract: string, name: string, b: { min?: num
   }
 }
 
-/** Whether every `when` of the variant holds (no explanation is built). */
-function conditionsHold(v: VariantSpec, scope: Scope): boolean {
+/** Whether every `when` of the variant holds (no explanation is built); 'error' when one cannot be evaluated. */
+function conditionsHold(v: VariantSpec, scope: Scope): boolean | 'error' {
   for (const [i, w] of (v.when ?? []).entries()) {
+    let value: unknown;
     try {
-      if (scope.eval(w, `variants.${v.id}.when[${i}]`) !== true) return false;
+      value = scope.eval(w, `variants.${v.id}.when[${i}]`);
     } catch (e) {
-      if (e instanceof ExprError) return false;
+      if (e instanceof ExprError) return 'error';
       throw e;
     }
+    if (value === false) return false;
+    if (value !== true) return 'error'; // a non-boolean condition
   }
   return true;
 }

@@ -2,7 +2,7 @@
 export { ExprError } from './errors.ts';
 export { tokenize, KEYWORDS, type Token, type TokenKind } from './lexer.ts';
 export { printExpr, stripPositions, walk, PREC, type Node, type BinaryOp, type UnaryOp } from './ast.ts';
-export { parseExpr, compile, type Compiled } from './parser.ts';
+export { parseExpr, compile, MAX_EXPR_DEPTH, type Compiled } from './parser.ts';
 export { evaluate, evaluateNode, recordEnv, UNKNOWN, type Env } from './evaluate.ts';
 export { Scope, type ScopeOptions, type ExprSource } from './scope.ts';
 export { explainFalse, formatExplanation, refsOf, type FalseExplanation } from './explain.ts';

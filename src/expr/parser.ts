@@ -17,8 +17,23 @@ import { tokenize, type Token } from './lexer.ts';
  */
 const CMP_OPS = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
+/**
+ * Deepest expression tree accepted (nested parentheses, operator chains, calls, indexing together). Evaluation and
+ * explanations recurse over the tree, so a deeper one would overflow the stack; no contract needs more than a few
+ * dozen levels.
+ */
+export const MAX_EXPR_DEPTH = 256;
+
 class Parser {
   private i = 0;
+  private depth = 0;
+  /** Counts nesting (recursion and left-associative chains alike); fails past MAX_EXPR_DEPTH. */
+  private deeper(n = 1): void {
+    this.depth += n;
+    if (this.depth > MAX_EXPR_DEPTH) {
+      this.fail(`expression nests deeper than ${MAX_EXPR_DEPTH} levels (parentheses, operators, calls or indexing); split it into derived names`);
+    }
+  }
   constructor(
     private readonly src: string,
     private readonly toks: Token[],
@@ -58,23 +73,32 @@ class Parser {
   }
 
   expr(): Node {
-    const then = this.or();
-    if (!this.isKw('if')) return then;
-    this.next();
-    const test = this.or();
-    if (!this.isKw('else')) this.fail(`expected "else" in conditional "x if c else y", found ${this.describe(this.tok)}`);
-    this.next();
-    const other = this.expr();
-    return { type: 'cond', then, test, else: other, pos: then.pos, end: other.end };
+    const at = this.depth;
+    this.deeper();
+    try {
+      const then = this.or();
+      if (!this.isKw('if')) return then;
+      this.next();
+      const test = this.or();
+      if (!this.isKw('else')) this.fail(`expected "else" in conditional "x if c else y", found ${this.describe(this.tok)}`);
+      this.next();
+      const other = this.expr();
+      return { type: 'cond', then, test, else: other, pos: then.pos, end: other.end };
+    } finally {
+      this.depth = at;
+    }
   }
 
   private logical(op: 'or' | 'and', sub: () => Node): Node {
+    const at = this.depth;
     let left = sub();
     while (this.isKw(op)) {
+      this.deeper();
       this.next();
       const right = sub();
       left = { type: 'binary', op, left, right, pos: left.pos, end: right.end };
     }
+    this.depth = at;
     return left;
   }
   private or(): Node {
@@ -86,7 +110,9 @@ class Parser {
   private not(): Node {
     if (this.isKw('not')) {
       const t = this.next();
+      this.deeper();
       const operand = this.not();
+      this.depth--;
       return { type: 'unary', op: 'not', operand, pos: t.pos, end: operand.end };
     }
     return this.cmp();
@@ -102,12 +128,15 @@ class Parser {
     return { type: 'binary', op, left, right, pos: left.pos, end: right.end };
   }
   private arith(ops: string, sub: () => Node): Node {
+    const at = this.depth;
     let left = sub();
     while (this.tok.kind === 'op' && ops.includes(this.tok.text) && this.tok.text.length === 1) {
+      this.deeper();
       const op = this.next().text as BinaryOp;
       const right = sub();
       left = { type: 'binary', op, left, right, pos: left.pos, end: right.end };
     }
+    this.depth = at;
     return left;
   }
   private add(): Node {
@@ -119,14 +148,18 @@ class Parser {
   private unary(): Node {
     if (this.isOp('-')) {
       const t = this.next();
+      this.deeper();
       const operand = this.unary();
+      this.depth--;
       return { type: 'unary', op: '-', operand, pos: t.pos, end: operand.end };
     }
     return this.postfix();
   }
   private postfix(): Node {
+    const at = this.depth;
     let n = this.atom();
     for (;;) {
+      if (this.isOp('.') || this.isOp('(') || this.isOp('[')) this.deeper();
       if (this.isOp('.')) {
         this.next();
         const t = this.tok;
@@ -144,6 +177,7 @@ class Parser {
         const close = this.expectOp(']', 'to close the index');
         n = { type: 'index', object: n, index, pos: n.pos, end: close.end };
       } else {
+        this.depth = at;
         return n;
       }
     }
