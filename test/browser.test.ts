@@ -34,21 +34,24 @@ describe('browser smoke (headless chromium, WebGPU on SwiftShader)', () => {
     await server?.close();
   });
 
-  it('runs residual.default in the page and matches the CPU reference', async () => {
+  it('runs the residual contract (residual.default) in the page and matches the CPU reference', async () => {
     const page = await browser.newPage();
     await page.goto(server.url);
     await page.waitForFunction(() => (window as unknown as { tesseraSmoke?: unknown }).tesseraSmoke !== undefined, undefined, { timeout: 60_000 });
     const r = (await page.evaluate(() => (window as unknown as { tesseraSmoke: unknown }).tesseraSmoke)) as {
       error?: string;
       adapter: string;
+      contract: string;
       kernel: string;
       input: number[];
       residual: number[];
       output: number[];
     };
     expect(r.error).toBeUndefined();
-    console.log(`browser adapter: ${r.adapter}; kernel ${r.kernel}`);
+    console.log(`browser adapter: ${r.adapter}; contract ${r.contract} (kernel ${r.kernel})`);
     expect(r.adapter).toMatch(/swiftshader/i);
+    expect(r.contract).toBe('residual.default');
+    expect(r.kernel).toBe('residual.default');
     const want = residualRef(r.input, r.residual, { size: r.input.length, scale: 1 });
     expect(r.output.length).toBe(want.length);
     let maxErr = 0;

@@ -7,13 +7,14 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { Recorder } from '../src/gpu/recorder.ts';
 import { f16ToF32, f32ToF16, f32ToF16Bytes } from '../src/formats/f16.ts';
-import { getKernel, recordKernel, type BoundKernel } from '../src/registry/binder.ts';
 import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
-import { ATTENTION_CASES, ATTENTION_DISPATCH } from '../src/selftest/cases-attention.ts';
+import type { Registry } from '../src/registry/types.ts';
+import { ATTENTION_CASES, attentionRequest } from '../src/selftest/cases-attention.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
+import { planOp, runPlan } from '../src/selftest/launch.ts';
 import { testDevice } from './helpers/device.ts';
+import { registryWithSources } from './helpers/emulate-f16.ts';
 import {
   attentionRef,
   attentionUniforms,
@@ -33,12 +34,6 @@ const F32_VARIANTS = ['attention.decode', 'attention.decode_small', 'attention.p
 const GUARD = 64; // floats after the output that must stay untouched
 const SENTINEL = -7777.25;
 const F16_SENTINEL = 0x7e55; // an f16 NaN
-
-/** Dispatch of a variant or of its f16-KV twin (same formula). */
-function dispatchFor(variant: string, u: AttentionUniforms): [number, number, number] {
-  const v = reg.variant(variant.replace(/_f16(kv)?$/, ''));
-  return ATTENTION_DISPATCH[v.id]!({ ...u }, v);
-}
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -84,27 +79,39 @@ function makeBuffers(c: Case, seed: number): AttentionBuffers & { q: Float32Arra
   };
 }
 
+/**
+ * Run registry kernel `variant` through attention_kernel.contract.json's variant of the same name (dtypes as the twin
+ * declares them; a registry view may compile other WGSL for it), with a guard region after the output.
+ */
 async function runVariant(
   variant: string,
   u: AttentionUniforms,
   b: { q: ArrayBufferView; k: ArrayBufferView; v: ArrayBufferView; kvLenBuffer?: ArrayLike<number>; pageTable?: ArrayLike<number> },
-  opts: { kernel?: BoundKernel; outF16?: boolean } = {},
+  opts: { registry?: Registry; outF16?: boolean } = {},
 ): Promise<{ out: Float32Array; guardOk: boolean }> {
-  const k = opts.kernel ?? (await getKernel(dev, reg.variant(variant)));
+  const types = TWINS.find(([, twin]) => twin === variant)?.[2];
+  const kv = types ? 'float16' : 'float32';
+  const req = attentionRequest(u, { kvLenBuffer: b.kvLenBuffer?.[0], pageTable: b.pageTable ? Array.from(b.pageTable) : undefined });
+  const plan = planOp(dev, 'attention_kernel', {
+    shapes: req.shapes,
+    dtypes: { q: types?.q === 'f16' ? 'float16' : 'float32', k: kv, v: kv },
+    attributes: req.attributes,
+    variant: variant.replace(/^attention\./, ''),
+    registry: opts.registry,
+  });
+  expect(plan.passes.map((p) => p.kernel)).toEqual([variant]);
   const n = u.seq_len * u.num_heads * u.head_dim;
   const init = opts.outF16 ? new Uint16Array(n + GUARD).fill(F16_SENTINEL) : new Float32Array(n + GUARD).fill(SENTINEL);
   const bufs = {
-    Q: uploadBuffer(dev.device, b.q, 'Q'),
-    K: uploadBuffer(dev.device, b.k, 'K'),
-    V: uploadBuffer(dev.device, b.v, 'V'),
-    output: uploadBuffer(dev.device, init, 'output'),
-    kv_len: uploadBuffer(dev.device, new Uint32Array(b.kvLenBuffer ? [b.kvLenBuffer[0]!] : [0]), 'kv_len'),
-    page_table: uploadBuffer(dev.device, new Uint32Array(b.pageTable ? Array.from(b.pageTable) : [0]), 'page_table'),
+    q: uploadBuffer(dev.device, b.q, 'Q'),
+    k: uploadBuffer(dev.device, b.k, 'K'),
+    v: uploadBuffer(dev.device, b.v, 'V'),
+    out: uploadBuffer(dev.device, init, 'output'),
+    kvLen: uploadBuffer(dev.device, req.kvLen, 'kv_len'),
+    pageTable: uploadBuffer(dev.device, req.pageTable, 'page_table'),
   };
-  const rec = new Recorder(dev);
-  recordKernel(rec, dev, k, bufs, { ...u }, dispatchFor(variant, u));
-  await rec.submit();
-  const raw = await readBuffer(dev.device, bufs.output, init.byteLength);
+  await runPlan(dev, plan, bufs, { registry: opts.registry });
+  const raw = await readBuffer(dev.device, bufs.out, init.byteLength);
   for (const buf of Object.values(bufs)) buf.destroy();
   if (opts.outF16) {
     const h = new Uint16Array(raw);
@@ -140,6 +147,10 @@ describe('attention vs CPU reference (op-test harness)', () => {
       expect(reports.find((r) => r.variant === id)!.cases.length, id).toBeGreaterThanOrEqual(ATTENTION_CASES.cases.length - 2);
     }
     for (const r of reports) if (r.status !== 'ok') expect(r.reason, r.variant).toBeTruthy();
+    // the kernels the model's attention contract runs are tested through it for the contiguous-cache cases
+    for (const id of ['attention.decode', 'attention.prefill']) {
+      expect(reports.find((r) => r.variant === id)!.cases.filter((c) => c.contract?.startsWith('attention.')).length, id).toBeGreaterThanOrEqual(5);
+    }
   });
 });
 
@@ -215,22 +226,21 @@ describe('attention f16 twins', () => {
     // both ways) every line of it compiles, which catches a missing conversion; the f16-KV twins also run with
     // integer-valued K/V, which i32 and f16 both hold exactly.
     it(`${twinId} compiles with its f16 types retyped to i32${types.q === 'f32' ? ' and matches the reference' : ''}`, async () => {
-      const v = reg.variant(twinId);
-      const layout = v.bindings.map((x) => ({ binding: x.index, type: x.type }));
-      const label = `${v.id}(f16 as i32)`;
+      const label = `${twinId}(f16 as i32)`;
       if (types.q === 'f16') {
         // type-check only (building a pipeline is slow on SwiftShader; the f16-KV twin runs the same code)
         expect(await wgslErrors(retyped(twinId, 'i32', 'i32'))).toEqual([]);
         return;
       }
-      const compiled = await dev.pipelines.get({ code: retyped(twinId, 'f32', 'i32'), entryPoint: v.entryPoint, layout, label });
+      // the twin's contract variant, compiled from the retyped WGSL (K/V buffers hold i32 words)
+      const registry = registryWithSources(reg, { [twinId]: retyped(twinId, 'f32', 'i32') });
       for (const c of TWIN_CASES) {
         const b = makeBuffers(c, 77);
         const ki = Int32Array.from(b.k, (x) => Math.round(x * 4));
         const vi = Int32Array.from(b.v, (x) => Math.round(x * 4));
         const u = { ...c.u, scale: c.u.scale / 8 };
         const ref = attentionRef(u, { ...b, k: ki, v: vi });
-        const { out, guardOk } = await runVariant(twinId, u, { ...b, k: ki, v: vi }, { kernel: { variant: v, ...compiled } });
+        const { out, guardOk } = await runVariant(twinId, u, { ...b, k: ki, v: vi }, { registry });
         const { maxErr, bad } = compare(out, ref);
         expect(bad, `${label} on "${c.name}"`).toBe(0);
         expect(maxErr, `${label} on "${c.name}"`).toBeLessThan(1e-4);

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFloat32, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { Recorder } from '../src/gpu/recorder.ts';
-import { getKernel, recordKernel } from '../src/registry/binder.ts';
 import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
-import { REP_PENALTY_CASES, REP_PENALTY_DISPATCH } from '../src/selftest/cases-rep-penalty.ts';
+import { REP_PENALTY_CASES } from '../src/selftest/cases-rep-penalty.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
+import { planOp, runPlan } from '../src/selftest/launch.ts';
 import { testDevice } from './helpers/device.ts';
+import { registryWithSources } from './helpers/emulate-f16.ts';
 
 const reg = defaultRegistry();
 let dev: TesseraDevice;
@@ -30,14 +30,12 @@ describe('rep_penalty vs CPU reference (op-test harness)', () => {
   });
 
   it('penalizes an id once however often it repeats (also across 256-entry chunks)', async () => {
-    const k = await getKernel(dev, reg.variant('rep_penalty.default'));
-    const u = { vocab_size: 8, history_count: 600, penalty: 2, batch_count: 1, batch_offset: 0 };
     const history = Uint32Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? 5 : i % 3 === 1 ? 2 : 0xffffffff));
+    const plan = planOp(dev, 'rep_penalty', { shapes: { logits: [8], history: [600] }, attributes: { penalty: 2, count: 600 } });
+    expect(plan.passes.map((p) => p.kernel)).toEqual(['rep_penalty.default']);
     const lb = uploadBuffer(dev.device, Float32Array.from([1, 1, 4, 1, 1, -3, 1, 1]), 'logits');
     const hb = uploadBuffer(dev.device, history, 'history');
-    const rec = new Recorder(dev);
-    recordKernel(rec, dev, k, { binding1: lb, binding2: hb, binding3: hb }, u, REP_PENALTY_DISPATCH['rep_penalty.default']!(u, k.variant));
-    await rec.submit();
+    await runPlan(dev, plan, { logits: lb, history: hb });
     expect([...(await readFloat32(dev.device, lb, 8))]).toEqual([1, 1, 2, 1, 1, -6, 1, 1]);
     lb.destroy();
     hb.destroy();
@@ -58,16 +56,17 @@ describe('rep_penalty f16 twin', () => {
   });
 
   it('compiles with logit_t retyped to i32 and penalizes integer logits', async () => {
+    // Launched through rep_penalty_rows' f16 variant (f16 logits [1, 16]); the registry view compiles the twin's WGSL
+    // with logit_t = i32, so the logits buffer holds i32 words.
     const v = reg.variant('rep_penalty.default_f16');
     const code = readFileSync(wgslPath(v.wgsl), 'utf8').replace(/^enable f16;$/m, '').replace('alias logit_t = f16;', 'alias logit_t = i32;');
-    const p = await dev.pipelines.get({ code, entryPoint: v.entryPoint, layout: v.bindings.map((x) => ({ binding: x.index, type: x.type })), label: `${v.id}(logits as i32)` });
-    const u = { vocab_size: 16, history_count: 5, penalty: 2, batch_count: 1, batch_offset: 0 };
+    const registry = registryWithSources(reg, { [v.id]: code });
+    const plan = planOp(dev, 'rep_penalty_rows', { shapes: { logits: [1, 16], history: [1, 5] }, dtypes: { logits: 'float16' }, attributes: { penalty: 2 }, registry });
+    expect(plan.passes.map((p) => p.kernel)).toEqual(['rep_penalty.default_f16']);
     const logits = Int32Array.from([8, -6, 4, 0, 10, 12, -2, 7, 1, 1, 1, 1, 1, 1, 1, 1]);
     const lb = uploadBuffer(dev.device, logits, 'logits');
     const hb = uploadBuffer(dev.device, Uint32Array.from([0, 1, 0, 4, 99]), 'history');
-    const rec = new Recorder(dev);
-    recordKernel(rec, dev, { variant: v, ...p }, { binding1: lb, binding2: hb, binding3: hb }, u, [1, 1, 1]);
-    await rec.submit();
+    await runPlan(dev, plan, { logits: lb, history: hb }, { registry });
     const got = new Int32Array((await readFloat32(dev.device, lb, 16)).buffer);
     expect([...got.subarray(0, 6)]).toEqual([4, -12, 4, 0, 5, 12]);
     lb.destroy();

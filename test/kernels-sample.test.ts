@@ -2,27 +2,29 @@
  * sample kernels vs the CPU reference (src/reference/sample.ts): exact argmax (ties), exact tokens for given seeds,
  * reproducibility, top-k / top-p sets, and a chi-square test of the sampled frequencies. Selection chains several
  * dispatches and its output is a token id, which the op-test harness (one dispatch, float outputs) does not model, so
- * these tests drive the binder directly. They use a device of their own without timestamps: with timestamps every
- * dispatch gets its own pass and two queries, and a chi-square run records thousands of dispatches in one submit.
+ * these tests launch the sample contract's paths themselves (greedy, top_k and single_pass; the top-k path at
+ * temperature 0 through its test-only variant), with their own output buffers and guard words. They use a device of
+ * their own without timestamps: with timestamps every dispatch gets its own pass and two queries, and a chi-square
+ * run records thousands of dispatches in one submit.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Plan } from '../src/contracts/index.ts';
 import { readUint32, uploadBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, type TesseraDevice } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
-import { getKernel, recordKernel, type BoundKernel } from '../src/registry/binder.ts';
 import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import type { Registry } from '../src/registry/types.ts';
 import { argmaxRef, sampleRef, TOPK_PATH_KMAX, type SampleUniforms } from '../src/reference/sample.ts';
+import { planOp, recordPlan, runPlan } from '../src/selftest/launch.ts';
+import { registryWithSources } from './helpers/emulate-f16.ts';
 
 const reg = defaultRegistry();
 let dev: TesseraDevice;
-const K: Record<string, BoundKernel> = {};
 const NAMES = ['argmax', 'argmax_reduce', 'find_topk_phase1', 'find_topk_phase2', 'softmax_and_sample', 'single_pass'] as const;
-type Name = (typeof NAMES)[number];
 
 beforeAll(async () => {
   dev = await createDevice();
-  for (const n of NAMES) K[n] = await getKernel(dev, reg.variant(`sample.${n}`));
 });
 afterAll(() => dev?.destroy());
 
@@ -33,39 +35,37 @@ const SENTINEL = 0xdeadbeef;
 
 type Path = 'argmax' | 'single_pass' | 'topk_path';
 
-/** Phase-1 workgroups, as the header suggests. */
-function phase1Groups(path: Path, V: number): number {
-  return path === 'argmax' ? Math.max(1, Math.min(Math.ceil(V / 1024), 256)) : Math.max(1, Math.ceil(V / 1024));
+/**
+ * The plan of one selection path: the sample contract's greedy, top_k (at temperature 0: its test-only variant
+ * top_k_any_temperature) or single_pass variant.
+ */
+function samplePlan(path: Path, u: SampleUniforms, contract = 'sample', registry?: Registry): Plan {
+  const variant = path === 'argmax' ? 'greedy' : path === 'single_pass' ? 'single_pass' : u.temperature > 0 ? 'top_k' : 'top_k_any_temperature';
+  return planOp(dev, contract, {
+    shapes: { logits: [u.vocab_size] },
+    attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed },
+    variant,
+    ...(registry ? { registry } : {}),
+  });
 }
 
+/** Words a path writes with n phase-1 workgroups: 4 header words, KMAX (value, id) pairs, then 2 words per partial. */
 function outputWords(path: Path, n: number): number {
   if (path === 'argmax') return PART + 2 * n;
   if (path === 'topk_path') return PART + 2 * TOPK_PATH_KMAX * n;
   return 4;
 }
 
-/** Record one selection (all phases of a path) reading `logits` and writing `out`. */
-function recordPath(rec: Recorder, path: Path, logits: GPUBuffer, out: GPUBuffer, u: SampleUniforms, n: number, phases: 'all' | 'last' = 'all'): void {
-  const bind = (k: Name, wg: number) => recordKernel(rec, dev, K[k]!, { logits, output: out }, { ...u }, [wg, 1, 1]);
-  if (path === 'argmax') {
-    bind('argmax', n);
-    bind('argmax_reduce', 1);
-  } else if (path === 'topk_path') {
-    if (phases === 'all') {
-      bind('find_topk_phase1', n);
-      bind('find_topk_phase2', 1);
-    }
-    bind('softmax_and_sample', 1);
-  } else bind('single_pass', 1);
-}
+/** Phase-1 workgroups of a plan (its first pass's dispatch width). */
+const phase1 = (plan: Plan) => plan.passes[0]!.dispatch[0];
 
-async function select(path: Path, logits: Float32Array, u: SampleUniforms, n = phase1Groups(path, u.vocab_size)): Promise<number> {
-  const words = outputWords(path, n);
+/** Select one token; `n` replaces the contract's phase-1 dispatch width (any width must work). */
+async function select(path: Path, logits: Float32Array, u: SampleUniforms, n?: number): Promise<number> {
+  const plan = samplePlan(path, u);
+  const words = outputWords(path, n ?? phase1(plan));
   const lb = uploadBuffer(dev.device, logits, 'logits');
   const ob = uploadBuffer(dev.device, new Uint32Array(words + GUARD).fill(SENTINEL), 'output');
-  const rec = new Recorder(dev);
-  recordPath(rec, path, lb, ob, u, n);
-  await rec.submit();
+  await runPlan(dev, plan, { logits: lb, state: ob }, n === undefined ? {} : { dispatch: { [plan.passes[0]!.id]: [n, 1, 1] } });
   const all = await readUint32(dev.device, ob, words + GUARD);
   lb.destroy();
   ob.destroy();
@@ -75,13 +75,16 @@ async function select(path: Path, logits: Float32Array, u: SampleUniforms, n = p
 
 /** Tokens for many seeds in one submit (the top-k path's first two phases run once). */
 async function drawMany(path: 'single_pass' | 'topk_path', logits: Float32Array, u: SampleUniforms, seeds: number[]): Promise<Uint32Array> {
-  const n = phase1Groups(path, u.vocab_size);
+  const plan = samplePlan(path, { ...u, random_seed: seeds[0]! });
   const lb = uploadBuffer(dev.device, logits, 'logits');
-  const ob = uploadBuffer(dev.device, new Uint32Array(outputWords(path, n)), 'output');
+  const ob = uploadBuffer(dev.device, new Uint32Array(outputWords(path, phase1(plan))), 'output');
   const res = dev.buffers.acquire(seeds.length * 4, undefined, 'tokens');
   const rec = new Recorder(dev);
+  const last = plan.passes.at(-1)!.id;
   for (const [i, s] of seeds.entries()) {
-    recordPath(rec, path, lb, ob, { ...u, random_seed: s }, n, i === 0 ? 'all' : 'last');
+    // the seed is a dynamic attribute: one plan, the seed re-written per recording; after the first draw only the
+    // last pass of the top-k path runs again (it must leave the candidates of the earlier passes intact)
+    await recordPlan(rec, dev, plan, { logits: lb, state: ob }, { dynamic: { seed: s }, ...(i > 0 ? { passes: (id) => id === last } : {}) });
     rec.copy(ob, 0, res, 4 * i, 4);
   }
   await rec.submit();
@@ -265,22 +268,19 @@ describe('sample f16 twin', () => {
     const code = readFileSync(wgslPath(v.wgsl), 'utf8').replace(/^enable f16;$/m, '').replaceAll('array<f16>', 'array<i32>');
     // the whole module (every entry point) type-checks ...
     expect(await wgslErrors(code)).toEqual([]);
-    const mk = async (name: Name) => {
-      const vv = reg.variant(`sample.${name}_f16`);
-      const p = await dev.pipelines.get({ code, entryPoint: vv.entryPoint, layout: vv.bindings.map((x) => ({ binding: x.index, type: x.type })), label: `${vv.id}(logits as i32)` });
-      return { variant: vv, ...p };
-    };
+    // sample_f16.contract.json's paths, every twin compiled from the retyped WGSL (the logits buffer holds i32 words)
+    const registry = registryWithSources(reg, Object.fromEntries(NAMES.map((n) => [`sample.${n}_f16`, code])));
     const logits = Int32Array.from({ length: 5000 }, (_, i) => ((i * 7919) % 1000) - 500);
     const want = argmaxRef(logits);
     const lb = uploadBuffer(dev.device, logits, 'logits');
     const ob = uploadBuffer(dev.device, new Uint32Array(outputWords('topk_path', 5)), 'output');
     const u = U({ vocab_size: 5000, temperature: 0, top_k: 3 });
     // ... and the greedy chains run (pipelines are slow to build on SwiftShader: two of the three paths)
-    for (const chain of [['argmax', 'argmax_reduce'], ['single_pass']] as Name[][]) {
-      const rec = new Recorder(dev);
-      for (const n of chain) recordKernel(rec, dev, await mk(n), { logits: lb, output: ob }, { ...u }, [n === 'argmax' || n === 'find_topk_phase1' ? 5 : 1, 1, 1]);
-      await rec.submit();
-      expect((await readUint32(dev.device, ob, 1))[0], chain.join(' -> ')).toBe(want);
+    for (const path of ['argmax', 'single_pass'] as const) {
+      const plan = samplePlan(path, u, 'sample_f16', registry);
+      expect(plan.passes.map((p) => p.kernel)).toEqual(path === 'argmax' ? ['sample.argmax_f16', 'sample.argmax_reduce_f16'] : ['sample.single_pass_f16']);
+      await runPlan(dev, plan, { logits: lb, state: ob }, { registry });
+      expect((await readUint32(dev.device, ob, 1))[0], path).toBe(want);
     }
     lb.destroy();
     ob.destroy();

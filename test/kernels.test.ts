@@ -14,7 +14,9 @@ import { gatherRef } from '../src/reference/gather.ts';
 import { ropeRef, type RopeUniforms } from '../src/reference/rope.ts';
 import { siluRef } from '../src/reference/silu.ts';
 import { softmaxRef } from '../src/reference/softmax.ts';
+import { OP_CASES } from '../src/selftest/cases.ts';
 import { describeFailures, runOp, wgslEntryPoints, type VariantReport } from '../src/selftest/harness.ts';
+import { opContract, variantsRunning } from '../src/selftest/launch.ts';
 import { formatSelfTest, runSelfTest, toRow } from '../src/selftest/selftest.ts';
 import { parseSupportDoc, renderSupportDoc, supportColumn, writeSupportDoc } from '../src/selftest/support.ts';
 import { checkWgslAgainstRegistry, stripComments } from '../src/selftest/wgsl-check.ts';
@@ -131,6 +133,12 @@ describe('kernels vs CPU reference', () => {
       expect(r.status, r.variant).toBe('ok');
       expect(r.cases.length, `${r.variant} case count`).toBeGreaterThanOrEqual(5);
     }
+    // kernels the model's op contract runs are tested through it (the cases it can express), not only through the
+    // kernel's general form
+    const model = OP_CASES[op].contracts[0]!;
+    for (const r of reports) {
+      if (variantsRunning(opContract(model), r.variant).length) expect(r.cases.some((c) => c.contract?.startsWith(`${model}.`)), `${r.variant} through ${model}.contract.json`).toBe(true);
+    }
   });
 
   it('report every other variant of these operations with the reason it did not run', async () => {
@@ -156,7 +164,7 @@ describe('the harness catches broken kernels', () => {
   });
 
   it('a dispatch too small for a tiled kernel (unwritten outputs)', async () => {
-    const [r] = await runOp(dev, 'matmul', { filter: (id) => id === 'matmul.f32', caseFilter: (n) => n === 'M130 N70 K33 a-2', dispatch: () => [1, 1, 1] });
+    const [r] = await runOp(dev, 'matmul', { filter: (id) => id === 'matmul.f32', caseFilter: (n) => n === 'M130 N70 K33 a-2', dispatch: [1, 1, 1] });
     const c = r!.cases[0]!;
     expect(c.pass).toBe(false);
     expect(c.unwritten).toBe(130 * 70 - 64 * 64);
@@ -185,7 +193,7 @@ describe('dispatch coverage', () => {
         ...(await runOp(dev, op, {
           filter: (id) => ids.includes(id),
           caseFilter: (n) => !n.startsWith('n16777961') && !n.startsWith('n32000'),
-          dispatch: () => [2, 1, 1],
+          dispatch: [2, 1, 1],
         })),
       );
     }
@@ -194,12 +202,18 @@ describe('dispatch coverage', () => {
   });
 
   it('row kernels take rows from x + y * num_workgroups.x (2D dispatch past 65535 rows), extra workgroups idle', async () => {
+    // The contracts' max_groups_x tunable wraps rows into y after 3 workgroups: [3, ceil(rows / 3), 1], so rows that
+    // are not a multiple of 3 leave workgroups of the last y row idle.
     const reports: VariantReport[] = [];
-    const rows2d = (rows: number) => [3, Math.ceil(rows / 3) + 1, 1] as [number, number, number];
-    reports.push(...(await runOp(dev, 'rmsnorm', { filter: mine('rmsnorm'), dispatch: (_v, u) => rows2d(u.num_tokens!) })));
-    reports.push(...(await runOp(dev, 'softmax', { filter: (id) => id === 'softmax.default', dispatch: (_v, u) => rows2d(u.outer_size!) })));
+    const tunables = { max_groups_x: 3 };
+    reports.push(...(await runOp(dev, 'rmsnorm', { filter: mine('rmsnorm'), tunables })));
+    reports.push(...(await runOp(dev, 'softmax', { filter: (id) => id === 'softmax.default', tunables })));
     expect(describeFailures(reports)).toEqual([]);
     expect(reports.every((r) => r.status === 'ok' && r.cases.length >= 5)).toBe(true);
+    const wrapped = reports.flatMap((r) => r.cases).filter((c) => c.dispatch[1] > 1);
+    expect(wrapped.length).toBeGreaterThan(5);
+    expect(wrapped.every((c) => c.dispatch[0] === 3)).toBe(true);
+    expect(wrapped.some((c) => /^H\d+ T(5|200)\b/.test(c.case))).toBe(true); // 5 and 200 rows: idle workgroups
   });
 });
 

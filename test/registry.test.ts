@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { RegistryError } from '../src/registry/errors.ts';
 import { DEFAULT_REGISTRY_PATH, loadRegistry } from '../src/registry/load.ts';
 import { parseRegistry } from '../src/registry/parse.ts';
-import { packUniforms } from '../src/registry/uniforms.ts';
+import { packByLayout, resolveContract, validateContract } from '../src/contracts/index.ts';
+import { capsFromJson } from '../src/gpu/caps.ts';
+import { registryLookup } from '../src/registry/binder.ts';
 
 const raw = () => JSON.parse(readFileSync(DEFAULT_REGISTRY_PATH, 'utf8'));
 
@@ -102,12 +104,12 @@ describe('kernel registry', () => {
   });
 });
 
-describe('uniform packer', () => {
+describe('uniform packer (src/contracts/layout.ts, the only one) on registry layouts', () => {
   const reg = loadRegistry();
   const v = reg.variant('rmsnorm.default');
 
   it('writes each field by name at the registry offset with its type', () => {
-    const buf = packUniforms(v.id, v.uniforms, {
+    const { data: buf } = packByLayout(v.uniforms, {
       hidden_size: 257,
       num_tokens: 3,
       eps: 1e-6,
@@ -126,18 +128,45 @@ describe('uniform packer', () => {
     expect(buf.byteLength % 16).toBe(0);
   });
 
-  it('rejects unknown, missing and out-of-range fields, naming kernel and field', () => {
+  it('rejects unknown, missing and out-of-range fields, naming the field', () => {
     const base = { hidden_size: 1, num_tokens: 1, eps: 1e-5, has_residual: 0, token_stride: 1, output_scale: 1 };
-    expect(() => packUniforms(v.id, v.uniforms, { ...base, hidden: 3 })).toThrow(/rmsnorm\.default: unknown uniform field "hidden"/);
+    expect(() => packByLayout(v.uniforms, { ...base, hidden: 3 })).toThrow(/"hidden" is not a uniform field of this kernel/);
     const { eps: _e, ...noEps } = base;
-    expect(() => packUniforms(v.id, v.uniforms, noEps)).toThrow(/missing uniform field "eps"/);
-    expect(() => packUniforms(v.id, v.uniforms, { ...base, num_tokens: -1 })).toThrow(/"num_tokens" is u32 but got -1/);
-    expect(() => packUniforms(v.id, v.uniforms, { ...base, num_tokens: 1.5 })).toThrow(/u32 but got 1.5/);
+    expect(() => packByLayout(v.uniforms, noEps)).toThrow(/uniform field "eps" \(f32\) has no value/);
+    expect(() => packByLayout(v.uniforms, { ...base, num_tokens: -1 })).toThrow(/num_tokens \(u32\) must be an integer in \[0, 4294967295\], got -1/);
+    expect(() => packByLayout(v.uniforms, { ...base, num_tokens: 1.5 })).toThrow(/u32\) must be an integer .* got 1\.5/);
   });
 
   it('refuses to pack an aliased slot (lm_head_select_logits)', () => {
     const s = reg.variant('lm_head_select_logits.f16w_f32a');
     const vals = Object.fromEntries(s.uniforms.fields.filter((f) => !f.name.startsWith('_')).map((f) => [f.name, 1]));
-    expect(() => packUniforms(s.id, s.uniforms, vals)).toThrow(/share offset 20/);
+    expect(() => packByLayout(s.uniforms, vals)).toThrow(/share offset 20/);
+  });
+
+  it('a contract pass whose uniform value does not fit names the contract, variant, pass and field', () => {
+    const c = validateContract({
+      name: 'norm',
+      inputs: { x: { dtype: 'float32', rank: 2 }, w: { dtype: 'float32', rank: 1 } },
+      outputs: { y: { dtype: 'float32', shape: 'shapes.x' } },
+      variants: [
+        {
+          id: 'v',
+          priority: 1,
+          passes: [
+            {
+              id: 'norm',
+              kernel: 'rmsnorm.default',
+              uniforms: { hidden_size: 'dim(shapes.x, 1)', num_tokens: 'dim(shapes.x, 0) - 3', eps: '1e-5', has_residual: '0', token_stride: '0', output_scale: '1' },
+              buffers: { input: 'x', weight: 'w', output: 'y', residual: 'x' },
+              dispatch: { x: '1' },
+            },
+          ],
+        },
+      ],
+    });
+    const device = capsFromJson(JSON.parse(readFileSync('spec/device-profiles/swiftshader.json', 'utf8')));
+    expect(() => resolveContract(c, { shapes: { x: [2, 4], w: [4] }, device, kernels: registryLookup(reg) })).toThrow(
+      /norm variant v: pass norm uniform uniforms\.num_tokens.*num_tokens \(u32\) must be an integer .* got -1/,
+    );
   });
 });

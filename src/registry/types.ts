@@ -42,6 +42,11 @@ export interface KernelVariant {
   uniforms: UniformLayout;
   /** WGSL pipeline-overridable constants (`wgslOverrides`). */
   overrides: Record<string, number>;
+  /**
+   * WGSL text compiled instead of reading `wgsl` (never set by the registry file: registry views in tests use it,
+   * e.g. an f16 twin retyped to run on a device without shader-f16).
+   */
+  source?: string;
   reachability: { status: ReachabilityStatus; inlineConfigs: string[]; ruleChains: string[]; wgslOnDisk: boolean };
 }
 

@@ -2,24 +2,14 @@
  * Op-test cases of `attention` (registered in cases.ts): decode and prefill shapes, GQA/MQA, causal, sliding window,
  * softcap, non-causal (encoder) attention, evicted prefixes (kv_start), kv_len from the storage binding, and the paged
  * and ring cache layouts. Reference: src/reference/attention.ts; semantics: src/kernels/attention_decode.wgsl.
+ * Contracts: attention.contract.json (the model's), attention_kernel.contract.json (every kernel and layout).
  */
 import { attentionUniforms, kvEnd, kvRowsNeeded, type AttentionUniforms } from '../reference/attention.ts';
 import type { KernelVariant } from '../registry/types.ts';
-import type { DispatchFn, OpCase, OpCases } from './cases.ts';
-
-const cdiv = (a: number, b: number) => Math.ceil(a / b);
-
-/** As documented in each kernel's header. */
-export const ATTENTION_DISPATCH: Record<string, DispatchFn> = {
-  'attention.decode': (u) => [u.num_heads!, u.seq_len!, 1],
-  'attention.decode_small': (u) => [u.num_heads!, u.seq_len!, 1],
-  'attention.prefill_small': (u) => [u.num_heads!, u.seq_len!, 1],
-  // a tile of 16 queries per workgroup
-  'attention.prefill': (u) => [cdiv(u.seq_len!, 16), u.num_heads!, 1],
-};
+import type { OpCase, OpCases } from './cases.ts';
 
 interface CaseOpts {
-  /** Value of the kv_len binding (read when kv_len_source = 1). */
+  /** Value of the kvLen buffer (read when kv_len_source = 1). */
   kvLenBuffer?: number;
   pageTable?: number[];
   /** Amplitude of Q and K (larger: sharper softmax). */
@@ -27,33 +17,64 @@ interface CaseOpts {
   only?: (v: KernelVariant) => boolean;
 }
 
+/**
+ * The contract request of an attention call: q [seq, heads, head_dim], k/v [rows, kv_heads, head_dim] with as many
+ * rows as the layout reads, and the attention parameters as attributes. Evicted prefixes, kv_len from the buffer
+ * and the paged and ring layouts are attributes only the general contract (attention_kernel) declares; the other
+ * cases run through the model's (attention).
+ */
+export function attentionRequest(u: AttentionUniforms, o: { kvLenBuffer?: number; pageTable?: readonly number[] } = {}) {
+  const kvLen = new Uint32Array([o.kvLenBuffer ?? 0]);
+  const pageTable = new Uint32Array(o.pageTable ?? [0]);
+  const rows = Math.max(1, kvRowsNeeded(u, kvEnd(u, { q: [], k: [], v: [], kvLenBuffer: kvLen }), pageTable));
+  const kv = [rows, u.num_kv_heads, u.head_dim];
+  return {
+    shapes: { q: [u.seq_len, u.num_heads, u.head_dim], k: kv, v: kv, kvLen: [1], pageTable: [pageTable.length] },
+    attributes: {
+      start_pos: u.start_pos,
+      kv_len: u.kv_len,
+      scale: u.scale,
+      softcap: u.attn_softcap,
+      sliding_window: u.sliding_window,
+      causal: u.is_causal,
+      ...(u.kv_len_source ? { kv_len_source: u.kv_len_source } : {}),
+      ...(u.kv_start ? { kv_start: u.kv_start } : {}),
+      ...(u.kv_layout ? { kv_layout: u.kv_layout } : {}),
+      ...(u.page_size ? { page_size: u.page_size } : {}),
+    },
+    kvLen,
+    pageTable,
+  };
+}
+
 function attentionCase(name: string, u: AttentionUniforms, o: CaseOpts = {}): OpCase {
+  const req = attentionRequest(u, o);
+  const kvn = req.shapes.k.reduce((a, d) => a * d, 1);
   return {
     name,
-    uniforms: { ...u },
+    shapes: req.shapes,
+    dtypes: { q: 'float32', k: 'float32', v: 'float32' },
+    attributes: req.attributes,
     only: o.only,
     inputs: (r) => {
-      const kvLen = new Uint32Array([o.kvLenBuffer ?? 0]);
-      const pageTable = new Uint32Array(o.pageTable ?? [0]);
-      const rows = Math.max(1, kvRowsNeeded(u, kvEnd(u, { q: [], k: [], v: [], kvLenBuffer: kvLen }), pageTable));
-      const kvn = rows * u.num_kv_heads * u.head_dim;
       const amp = o.amp ?? 1;
       return {
-        Q: r.floats(u.seq_len * u.num_heads * u.head_dim, -amp, amp),
-        K: r.floats(kvn, -amp, amp),
-        V: r.floats(kvn),
-        kv_len: kvLen,
-        page_table: pageTable,
+        q: r.floats(u.seq_len * u.num_heads * u.head_dim, -amp, amp),
+        k: r.floats(kvn, -amp, amp),
+        v: r.floats(kvn),
+        kvLen: req.kvLen,
+        pageTable: req.pageTable,
       };
     },
   };
 }
 
-/** The f32 kernels the cases cover; the f16-KV twins are tested in test/kernels-attention.test.ts. */
-const COVERED = new Set(Object.keys(ATTENTION_DISPATCH));
+/** The f32 kernels the cases cover; the f16 twins are tested in test/kernels-attention.test.ts. */
+const COVERED = new Set(['attention.decode', 'attention.decode_small', 'attention.prefill_small', 'attention.prefill']);
 
 const A = attentionUniforms;
 export const ATTENTION_CASES: OpCases = {
+  contracts: ['attention', 'attention_kernel'],
   written: ['output'],
   notCovered: (v) => (COVERED.has(v.id) ? undefined : 'cases are f32 Q/K/V/output for the contiguous/paged/ring layouts of attention*.wgsl'),
   cases: [

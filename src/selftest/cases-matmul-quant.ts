@@ -3,37 +3,18 @@
  * shapes with 1 .. 1000 columns, 1 .. 130 rows, K from 1 to 9216 (Q4_K: multiples of 256, including 11 and 17 blocks
  * and more than one 16-block staging chunk; f16: odd K, K % 8 != 0). B is passed packed in u32 words (Q4_K blocks
  * with random nibbles, scales and mins; f16 bit patterns); src/reference/matmul-quant.ts tells the formats apart by
- * size. Semantics and dispatch: each kernel's WGSL header.
+ * size. Semantics: each kernel's WGSL header; dispatch: the variants of linear.contract.json that run each kernel.
  */
 import { f32ToF16 } from '../formats/f16.ts';
 import { Q4_K_TYPE_SIZE } from '../formats/quant/index.ts';
 import type { KernelVariant } from '../registry/types.ts';
-import type { DispatchFn, OpCase } from './cases.ts';
+import type { OpCase } from './cases.ts';
 import type { Rng } from './rng.ts';
 
-const MAX_WG = 65535;
-const cdiv = (a: number, b: number) => Math.ceil(a / b);
-/** GEMV kernels: `cols` columns per workgroup, tiles folded into x/y, one row of A per z. */
-const gemv = (cols: number): DispatchFn => (u) => {
-  const t = cdiv(u.N!, cols);
-  return [Math.min(t, MAX_WG), cdiv(t, MAX_WG), u.M!];
-};
-
-/** As documented in each kernel's header. */
-export const MATMUL_QUANT_DISPATCH: Record<string, DispatchFn> = {
-  'matmul.q4_fused_gemv': gemv(32),
-  'matmul.q4_fused_multicol': gemv(32),
-  'matmul.q4_fused_batched': (u) => [cdiv(u.N!, 64), cdiv(u.M!, 4), 1],
-  'matmul.q4_fused_batched_multicol_shared': (u) => [cdiv(u.N!, 8), cdiv(u.M!, 4), 1],
-  'matmul.f16w_f32a': (u) => [cdiv(u.N!, 16), cdiv(u.M!, 16), 1],
-  'matmul.f16w_f32a_tiled': (u) => [cdiv(u.N!, 64), cdiv(u.M!, 64), 1],
-  'matmul.gemv_subgroup': gemv(4),
-  'matmul.gemv_subgroup_vec4': gemv(4),
-  'matmul.gemv_subgroup_multicol': gemv(8),
-};
-
-const isQ4 = (v: KernelVariant) => v.weightDtype === 'q4k' && v.id in MATMUL_QUANT_DISPATCH;
-const isF16W = (v: KernelVariant) => v.weightDtype === 'f16' && v.id in MATMUL_QUANT_DISPATCH;
+const Q4_KERNELS = ['matmul.q4_fused_gemv', 'matmul.q4_fused_multicol', 'matmul.q4_fused_batched', 'matmul.q4_fused_batched_multicol_shared'];
+const F16W_KERNELS = ['matmul.f16w_f32a', 'matmul.f16w_f32a_tiled', 'matmul.gemv_subgroup', 'matmul.gemv_subgroup_vec4', 'matmul.gemv_subgroup_multicol'];
+const isQ4 = (v: KernelVariant) => v.weightDtype === 'q4k' && Q4_KERNELS.includes(v.id);
+const isF16W = (v: KernelVariant) => v.weightDtype === 'f16' && F16W_KERNELS.includes(v.id);
 const isGemv = (v: KernelVariant) => /gemv|multicol$/.test(v.name);
 
 /** Whether these cases cover a matmul variant. */
@@ -69,10 +50,12 @@ function q4Case(M: number, N: number, K: number, o: { alpha?: number; gemvRows?:
   const alpha = o.alpha ?? 1;
   return {
     name: `q4k M${M} N${N} K${K}${alpha !== 1 ? ` a${alpha}` : ''}`,
-    uniforms: { M, N, K, alpha },
+    shapes: { x: [M, K], w: [N, K] },
+    dtypes: { w: 'q4_k' },
+    attributes: { alpha },
     inputs: (r) => {
-      const B = randomQ4KBlocks(r, (N * K) / 256);
-      return { A: r.floats(M * K), B: new Uint32Array(B.buffer) };
+      const w = randomQ4KBlocks(r, (N * K) / 256);
+      return { x: r.floats(M * K), w: new Uint32Array(w.buffer) };
     },
     // GEMV kernels read the weights once per row: many-row cases only where o.gemvRows says so (time on SwiftShader)
     only: (v) => isQ4(v) && (M <= 3 || o.gemvRows === true || !isGemv(v)),
@@ -83,8 +66,10 @@ function f16wCase(M: number, N: number, K: number, o: { alpha?: number; gemvRows
   const alpha = o.alpha ?? 1;
   return {
     name: `f16w M${M} N${N} K${K}${alpha !== 1 ? ` a${alpha}` : ''}`,
-    uniforms: { M, N, K, alpha },
-    inputs: (r) => ({ A: r.floats(M * K), B: randomF16Words(r, N * K) }),
+    shapes: { x: [M, K], w: [N, K] },
+    dtypes: { w: 'float16' },
+    attributes: { alpha },
+    inputs: (r) => ({ x: r.floats(M * K), w: randomF16Words(r, N * K) }),
     only: (v) => isF16W(v) && (M <= 3 || o.gemvRows === true || !isGemv(v)),
   };
 }

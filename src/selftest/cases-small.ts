@@ -1,43 +1,26 @@
 /**
- * Op-test cases of small operations (registered in cases.ts): `scale`, `bias_add`, `gelu`, `rmsnorm_qk`, `cast`
- * (f16 -> f32), `dequant` (Q8_0 row-wise -> f32) and `gather.f16`. Kernels that write f16 (cast.f32_to_f16,
- * kv_cache_write.f32_to_f16, dequant.f16_rowwise) are compared bit by bit in test/kernels-small-f16.test.ts instead:
- * the harness compares f32 outputs. References: src/reference/elementwise.ts and f16-ops.ts.
+ * Op-test cases of small operations (registered in cases.ts): `gather` (f32 and f16 tables), gated activations
+ * (`silu`, `gelu`), `scale`, `bias_add`, `rmsnorm_qk`, `cast` (f16 -> f32), `dequant` (Q8_0 row-wise -> f32). Kernels
+ * that write f16 (cast.f32_to_f16, kv_cache_write.f32_to_f16, dequant.f16_rowwise) are compared bit by bit in
+ * test/kernels-small-f16.test.ts instead: the harness compares f32 outputs. References: src/reference/elementwise.ts
+ * and f16-ops.ts.
  */
 import { f32ToF16 } from '../formats/f16.ts';
 import { quantizeQ8_0 } from '../formats/quant/index.ts';
 import type { KernelVariant } from '../registry/types.ts';
-import type { DispatchFn, OpCase, OpCases } from './cases.ts';
+import type { OpCase, OpCases } from './cases.ts';
 import type { Rng } from './rng.ts';
-import { gatherUniforms } from './gather-uniforms.ts';
-
-const MAX_WG = 65535;
-const cdiv = (a: number, b: number) => Math.ceil(a / b);
-const grid = (n: number, v: KernelVariant): [number, number, number] => [Math.min(cdiv(n, v.workgroup[0]), MAX_WG), 1, 1];
-
-/** As documented in each kernel's header. */
-export const SMALL_DISPATCH: Record<string, DispatchFn> = {
-  'scale.default': (u, v) => grid(u.size!, v),
-  'scale.inplace': (u, v) => grid(u.size!, v),
-  'bias_add.default': (u, v) => grid(u.num_tokens! * u.dim!, v),
-  'gelu.gelu': (u, v) => grid(u.size!, v),
-  'rmsnorm_qk.default': (u) => {
-    const n = u.q_rows! + u.k_rows!;
-    return [Math.min(n, MAX_WG), cdiv(n, MAX_WG), 1];
-  },
-  'cast.f16_to_f32': (u, v) => grid(cdiv(u.size!, 2), v),
-  'cast.f32_to_f16': (u, v) => grid(cdiv(u.size!, 2), v),
-  'kv_cache_write.f32_to_f16': (u, v) => grid(Math.floor(u.count! / 2) + 1, v),
-  'dequant.f32_rowwise': (u, v) => grid(u.rows! * u.K!, v),
-  'dequant.f16_rowwise': (u, v) => grid(cdiv(u.rows! * u.K!, 2), v),
-  'gather.f16': (u, v) => grid(u.num_tokens! * u.hidden_size!, v),
-};
 
 /** Cases of an operation that apply to exactly the listed variants (others: `reason`). */
-function only(ids: string[], reason: string, written: string[], cases: OpCase[]): OpCases {
+function only(ids: string[], reason: string, contracts: string[], written: string[], cases: OpCase[]): OpCases {
   const set = new Set(ids);
-  return { written, notCovered: (v) => (set.has(v.id) ? undefined : reason), cases };
+  return { contracts, written, notCovered: (v) => (set.has(v.id) ? undefined : reason), cases };
 }
+
+const extras = (o: object) => {
+  const e = Object.entries(o).map(([k, v]) => `${k}=${v}`);
+  return e.length ? ` ${e.join(' ')}` : '';
+};
 
 /**
  * n random f16 bit patterns of values in [-4, 4), the first ones special (+0, -0, 1, -2, the smallest normal, the
@@ -57,85 +40,120 @@ function words(bits: Uint16Array): Uint32Array {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+export interface GatherOpts {
+  transpose?: number;
+  index_offset?: number;
+  /** width of the table's rows when wider than the gathered columns */
+  input_hidden_size?: number;
+  hidden_offset?: number;
+  /** Token ids to replace with vocab_size + k (out of range: must read as 0). */
+  outOfRange?: number;
+}
+
+/**
+ * Rows of an f32 or f16 table. Plain lookups run through the model's embed contract; index offsets, transposed
+ * tables and column slices through the general gather contract.
+ */
+export function gatherCase(table: 'float32' | 'float16', tokens: number, hidden: number, vocab: number, o: GatherOpts = {}): OpCase {
+  const width = o.input_hidden_size || hidden;
+  const indexOffset = o.index_offset ?? 0;
+  const transpose = o.transpose ?? 0;
+  const { outOfRange, ...layout } = o;
+  const attributes = {
+    ...(indexOffset ? { index_offset: indexOffset } : {}),
+    ...(transpose ? { transpose } : {}),
+    ...(o.hidden_offset ? { hidden_offset: o.hidden_offset } : {}),
+    ...(width !== hidden ? { hidden_size: hidden } : {}),
+  };
+  const f16 = table === 'float16';
+  return {
+    name: `${f16 ? 'f16 ' : ''}T${tokens} H${hidden} V${vocab}${extras(layout)}${outOfRange ? (f16 ? ' oob=true' : ' oob-ids') : ''}`,
+    contracts: Object.keys(attributes).length ? ['gather'] : ['embed', 'gather'],
+    shapes: { ids: [indexOffset + tokens], table: transpose ? [width, vocab] : [vocab, width] },
+    dtypes: { table },
+    attributes,
+    inputs: (r) => {
+      const ids = r.ints(indexOffset + tokens, vocab);
+      if (f16) {
+        if (outOfRange) ids[indexOffset + r.int(tokens)] = vocab + 3;
+      } else for (let k = 0; k < (outOfRange ?? 0); k++) ids[indexOffset + r.int(tokens)] = vocab + k;
+      return { ids, table: f16 ? words(randomF16Bits(r, vocab * width)) : r.floats(vocab * width) };
+    },
+    ...(f16 ? { only: (v: KernelVariant) => v.id === 'gather.f16' } : {}),
+  };
+}
+
+/**
+ * A gated activation (SwiGLU / GeGLU): fused rows [gate | up] of width D (glu_fused.contract.json), or separate gate
+ * and up tensors (glu.contract.json, the model's).
+ */
+export function gluCase(activation: 'silu' | 'gelu_tanh', rowsN: number, D: number, fused: boolean, amp = 4): OpCase {
+  const size = rowsN * D;
+  const name = `${fused ? 'fused' : 'separate'} rows${rowsN} D${D}${amp !== 4 ? ` amp${amp}` : ''}`;
+  if (fused) return { name, contracts: ['glu_fused'], shapes: { x: [rowsN, 2 * D] }, attributes: { activation }, inputs: (r) => ({ x: r.normals(2 * size, amp) }) };
+  return {
+    name,
+    contracts: ['glu'],
+    shapes: { gate: [size], up: [size] },
+    attributes: { activation },
+    inputs: (r) => {
+      const up = r.normals(size, amp);
+      return { up, gate: r.normals(size, amp) };
+    },
+  };
+}
+
 function scaleCase(size: number, scale: number): OpCase {
-  return {
-    name: `n${size} s${scale}`,
-    uniforms: { size, scale },
-    // `output` holds the in-place variant's input (scale.default overwrites it).
-    inputs: (r) => ({ input: r.floats(size, -3, 3), output: r.floats(size, -3, 3) }),
-  };
+  return { name: `n${size} s${scale}`, shapes: { x: [size] }, attributes: { scale }, inputs: (r) => ({ x: r.floats(size, -3, 3) }) };
 }
 
+/** Rows of data [tokens, token_stride]; the bias (and the columns it adds to) may start at an offset. */
 function biasAddCase(tokens: number, dim: number, o: { data_offset?: number; bias_offset?: number; token_stride?: number } = {}): OpCase {
-  const u = { num_tokens: tokens, dim, data_offset: o.data_offset ?? 0, bias_offset: o.bias_offset ?? 0, token_stride: o.token_stride ?? 0 };
-  const S = u.token_stride || dim;
-  const extras = Object.entries(o).map(([k, v]) => `${k}=${v}`);
+  const stride = o.token_stride ?? dim;
+  const biasOffset = o.bias_offset ?? 0;
   return {
-    name: `T${tokens} D${dim}${extras.length ? ' ' + extras.join(' ') : ''}`,
-    uniforms: u,
-    inputs: (r) => ({ data: r.floats(tokens === 0 ? 0 : (tokens - 1) * S + u.data_offset + dim), bias: r.floats(u.bias_offset + dim) }),
-  };
-}
-
-function geluCase(rows: number, D: number, fused: boolean, amp = 4): OpCase {
-  const size = rows * D;
-  return {
-    name: `${fused ? 'fused' : 'separate'} rows${rows} D${D}${amp !== 4 ? ` amp${amp}` : ''}`,
-    uniforms: { size, rowsplit_dim: fused ? D : 0 },
-    inputs: (r) => (fused ? { input: r.normals(2 * size, amp), gate: new Float32Array(1) } : { input: r.normals(size, amp), gate: r.normals(size, amp) }),
+    name: `T${tokens} D${dim}${extras(o)}`,
+    shapes: { data: [tokens, stride], bias: [biasOffset + dim] },
+    attributes: { ...(o.data_offset ? { data_offset: o.data_offset } : {}), ...(biasOffset ? { bias_offset: biasOffset } : {}) },
+    inputs: (r) => ({ data: r.floats(tokens * stride), bias: r.floats(biasOffset + dim) }),
   };
 }
 
 function rmsnormQkCase(qRows: number, kRows: number, D: number, rowStride = 0, eps = 1e-6): OpCase {
   const S = rowStride || D;
-  const rowsLen = (n: number) => (n === 0 ? 1 : (n - 1) * S + D);
   return {
     name: `q${qRows} k${kRows} D${D}${rowStride ? ` stride${rowStride}` : ''}`,
-    uniforms: { q_rows: qRows, k_rows: kRows, head_dim: D, row_stride: rowStride, eps },
+    shapes: { q: [qRows, S], k: [kRows, S], qWeight: [D], kWeight: [D] },
+    attributes: { eps },
     inputs: (r) => ({
-      q_input: r.normals(rowsLen(qRows), 3),
-      q_weight: r.floats(D, 0.5, 1.5),
-      k_input: r.normals(rowsLen(kRows), 3),
-      k_weight: r.floats(D, 0.5, 1.5),
+      q: r.normals(Math.max(1, qRows * S), 3),
+      qWeight: r.floats(D, 0.5, 1.5),
+      k: r.normals(Math.max(1, kRows * S), 3),
+      kWeight: r.floats(D, 0.5, 1.5),
     }),
   };
 }
 
 function castCase(size: number): OpCase {
-  return { name: `f16->f32 n${size}`, uniforms: { size }, inputs: (r) => ({ input: words(randomF16Bits(r, size)) }) };
+  return { name: `f16->f32 n${size}`, shapes: { x: [size] }, inputs: (r) => ({ x: words(randomF16Bits(r, size)) }) };
 }
 
 /** Q8_0 rows quantized from random values; when K % 32 != 0 the tail of each row's last block is padding to skip. */
 function dequantCase(rows: number, K: number): OpCase {
-  const bpr = cdiv(K, 32);
+  const bpr = Math.ceil(K / 32);
   return {
     name: `q8_0 rows${rows} K${K}`,
-    uniforms: { num_blocks: rows * bpr, blocks_per_row: bpr, K, rows },
+    shapes: { q: [rows, K] },
     inputs: (r) => {
       const bytes = quantizeQ8_0(r.normals(rows * bpr * 32, 2));
       const padded = new Uint8Array(Math.ceil(bytes.length / 4) * 4);
       padded.set(bytes);
-      return { quantized: new Uint32Array(padded.buffer) };
+      return { q: new Uint32Array(padded.buffer) };
     },
   };
 }
 
-function gatherF16Case(tokens: number, hidden: number, vocab: number, o: { transpose?: number; index_offset?: number; input_hidden_size?: number; hidden_offset?: number; oob?: boolean } = {}): OpCase {
-  const { u, width } = gatherUniforms(tokens, hidden, vocab, o);
-  const extras = Object.entries(o).map(([k, v]) => `${k}=${v}`);
-  return {
-    name: `f16 T${tokens} H${hidden} V${vocab}${extras.length ? ' ' + extras.join(' ') : ''}`,
-    uniforms: u,
-    inputs: (r) => {
-      const ids = r.ints(u.index_offset + tokens, vocab);
-      if (o.oob) ids[u.index_offset + r.int(tokens)] = vocab + 3;
-      return { indices: ids, embeddings: words(randomF16Bits(r, vocab * width)) };
-    },
-    only: (v) => v.id === 'gather.f16',
-  };
-}
-
-export const SCALE_CASES = only(['scale.default', 'scale.inplace'], 'f16 twin: no f16 cases', ['output'], [
+export const SCALE_CASES = only(['scale.default', 'scale.inplace'], 'f16 twin: no f16 cases', ['scale', 'scale_inplace'], ['output'], [
   scaleCase(1, 2),
   scaleCase(3, -0.5),
   scaleCase(255, 0.125),
@@ -144,7 +162,7 @@ export const SCALE_CASES = only(['scale.default', 'scale.inplace'], 'f16 twin: n
   scaleCase(65536 + 7, -1.5),
 ]);
 
-export const BIAS_ADD_CASES = only(['bias_add.default'], 'f16 twin: no f16 cases', ['data'], [
+export const BIAS_ADD_CASES = only(['bias_add.default'], 'f16 twin: no f16 cases', ['bias_add', 'bias_add_rows'], ['data'], [
   biasAddCase(1, 1),
   biasAddCase(3, 127),
   biasAddCase(5, 257, { token_stride: 300, data_offset: 20, bias_offset: 7 }),
@@ -153,17 +171,17 @@ export const BIAS_ADD_CASES = only(['bias_add.default'], 'f16 twin: no f16 cases
   biasAddCase(300, 64),
 ]);
 
-export const GELU_CASES = only(['gelu.gelu'], 'f16 twin: no f16 cases', ['output'], [
-  geluCase(1, 1, false),
-  geluCase(1, 3, true),
-  geluCase(1, 127, false),
-  geluCase(3, 257, true),
-  geluCase(5, 1000, false),
-  geluCase(4, 2752, true),
-  geluCase(2, 300, false, 40), // |x| up to ~150: the tails (x, -0) without NaN
+export const GELU_CASES = only(['gelu.gelu'], 'f16 twin: no f16 cases', ['glu', 'glu_fused'], ['output'], [
+  gluCase('gelu_tanh', 1, 1, false),
+  gluCase('gelu_tanh', 1, 3, true),
+  gluCase('gelu_tanh', 1, 127, false),
+  gluCase('gelu_tanh', 3, 257, true),
+  gluCase('gelu_tanh', 5, 1000, false),
+  gluCase('gelu_tanh', 4, 2752, true),
+  gluCase('gelu_tanh', 2, 300, false, 40), // |x| up to ~150: the tails (x, -0) without NaN
 ]);
 
-export const RMSNORM_QK_CASES = only(['rmsnorm_qk.default'], 'f16 twin: no f16 cases', ['q_output', 'k_output'], [
+export const RMSNORM_QK_CASES = only(['rmsnorm_qk.default'], 'f16 twin: no f16 cases', ['rmsnorm_qk'], ['q_output', 'k_output'], [
   rmsnormQkCase(1, 1, 1),
   rmsnormQkCase(8, 2, 128),
   rmsnormQkCase(16, 8, 64),
@@ -174,7 +192,7 @@ export const RMSNORM_QK_CASES = only(['rmsnorm_qk.default'], 'f16 twin: no f16 c
   rmsnormQkCase(4, 4, 128, 384),
 ]);
 
-export const CAST_CASES = only(['cast.f16_to_f32'], 'writes f16: compared bit by bit in test/kernels-small-f16.test.ts', ['output'], [
+export const CAST_CASES = only(['cast.f16_to_f32'], 'writes f16: compared bit by bit in test/kernels-small-f16.test.ts', ['cast_to_f32'], ['output'], [
   castCase(1),
   castCase(2),
   castCase(3),
@@ -184,7 +202,7 @@ export const CAST_CASES = only(['cast.f16_to_f32'], 'writes f16: compared bit by
   castCase(4097),
 ]);
 
-export const DEQUANT_CASES = only(['dequant.f32_rowwise'], 'not a Q8_0 row-wise f32 kernel (no cases)', ['output'], [
+export const DEQUANT_CASES = only(['dequant.f32_rowwise'], 'not a Q8_0 row-wise f32 kernel (no cases)', ['dequant_q8_0'], ['output'], [
   dequantCase(1, 32),
   dequantCase(3, 64),
   dequantCase(7, 1000),
@@ -194,12 +212,12 @@ export const DEQUANT_CASES = only(['dequant.f32_rowwise'], 'not a Q8_0 row-wise 
 ]);
 
 export const GATHER_F16_CASES: OpCase[] = [
-  gatherF16Case(1, 1, 5),
-  gatherF16Case(3, 127, 50, { oob: true }),
-  gatherF16Case(7, 257, 1000, { index_offset: 2 }),
-  gatherF16Case(5, 100, 77, { transpose: 1 }),
-  gatherF16Case(9, 255, 31, { input_hidden_size: 301, hidden_offset: 45 }),
-  gatherF16Case(64, 1024, 40),
+  gatherCase('float16', 1, 1, 5),
+  gatherCase('float16', 3, 127, 50, { outOfRange: 1 }),
+  gatherCase('float16', 7, 257, 1000, { index_offset: 2 }),
+  gatherCase('float16', 5, 100, 77, { transpose: 1 }),
+  gatherCase('float16', 9, 255, 31, { input_hidden_size: 301, hidden_offset: 45 }),
+  gatherCase('float16', 64, 1024, 40),
 ];
 
 /**
@@ -208,6 +226,7 @@ export const GATHER_F16_CASES: OpCase[] = [
  */
 export function withExtraCases(base: OpCases, covers: (v: KernelVariant) => boolean, extra: OpCase[]): OpCases {
   return {
+    contracts: base.contracts,
     written: base.written,
     notCovered: (v) => (covers(v) ? undefined : base.notCovered(v)),
     cases: [

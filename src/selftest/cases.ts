@@ -1,28 +1,33 @@
 /**
- * Op-test cases and dispatch sizes. OP_CASES is keyed by operation (a missing operation is a type error); each case
- * gives the registry's uniform values, a seeded input generator (buffers by binding name) and a name. DISPATCH is
- * keyed by variant id and stays simple expressions of the uniform values and the registry's workgroup size, so the
- * formulas can move into kernel contracts unchanged.
+ * Op-test cases. OP_CASES is keyed by registry operation (a missing operation is a type error). A case gives what a
+ * model would hand an op contract: tensor shapes (by contract tensor name), dtypes, attributes, and a seeded
+ * generator of the input contents; the op contracts it may run through are listed most specific first (the
+ * model's contract, then the kernel's general form in src/ops/contracts/). Uniform values and dispatch sizes come
+ * from the contract variant that runs each registry kernel; the CPU reference reads the plan's uniform values.
  */
-import type { HostTensors, ReferenceOp, UniformNumbers } from '../reference/ops.ts';
+import type { AttributeValue } from '../contracts/index.ts';
+import type { HostTensors, ReferenceOp } from '../reference/ops.ts';
 import { ropeLinearTables, type RopeUniforms } from '../reference/rope.ts';
 import type { KernelVariant } from '../registry/types.ts';
-import { ATTENTION_CASES, ATTENTION_DISPATCH } from './cases-attention.ts';
-import { coversMatmulQuant, MATMUL_QUANT_CASES, MATMUL_QUANT_DISPATCH } from './cases-matmul-quant.ts';
-import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GATHER_F16_CASES, GELU_CASES, RMSNORM_QK_CASES, SCALE_CASES, SMALL_DISPATCH, withExtraCases } from './cases-small.ts';
-import { REP_PENALTY_CASES, REP_PENALTY_DISPATCH } from './cases-rep-penalty.ts';
-import type { Rng } from './rng.ts';
-import { gatherUniforms } from './gather-uniforms.ts';
+import { ATTENTION_CASES } from './cases-attention.ts';
+import { coversMatmulQuant, MATMUL_QUANT_CASES } from './cases-matmul-quant.ts';
+import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GATHER_F16_CASES, gatherCase, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
+import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
 
-export type Dispatch3 = [number, number, number];
+export type Shapes = Readonly<Record<string, readonly number[]>>;
 
 export interface OpCase {
   /** Unique within its operation; seeds the RNG (`op/name`). */
   name: string;
-  /** Every uniform field of the registry layout except `_`-padding. */
-  uniforms: UniformNumbers;
-  /** Contents of every bound buffer the kernel reads (by binding name). Pure outputs are sized from the reference. */
-  inputs(rng: Rng): HostTensors;
+  /** Shapes of the contract inputs; a function where the layout depends on the kernel (rope.qk's fused Q+K heads). */
+  shapes: Shapes | ((v: KernelVariant) => Shapes);
+  /** Dtypes of inputs whose type constraint allows several. */
+  dtypes?: Readonly<Record<string, string>>;
+  attributes?: Readonly<Record<string, AttributeValue>>;
+  /** Op contracts this case may run through, tried in order (default: the operation's). */
+  contracts?: readonly string[];
+  /** Contents of every contract input (by contract name); a buffer may be longer than its shape (its tail must stay). */
+  inputs(rng: import('./rng.ts').Rng): HostTensors;
   /** Restrict the case to some variants (default: all variants the op's cases cover). */
   only?: (v: KernelVariant) => boolean;
   /**
@@ -33,48 +38,19 @@ export interface OpCase {
 }
 
 export interface OpCases {
-  /** Bindings the operation writes; they are compared with the reference. Other writable bindings must stay as given. */
+  /** Op contracts whose variants run this operation's kernels, most specific first (src/ops/contracts/<name>.contract.json). */
+  contracts: readonly string[];
+  /** Registry bindings the operation writes; compared with the reference. Other writable bindings must stay as given. */
   written: readonly string[];
   /** Why these cases do not apply to a variant (its dtypes, a different binding set), or undefined when they do. */
   notCovered(v: KernelVariant): string | undefined;
   cases: OpCase[];
 }
 
-const MAX_WG = 65535; // maxComputeWorkgroupsPerDimension's guaranteed minimum (WebGPU default limit)
-const cdiv = (a: number, b: number) => Math.ceil(a / b);
-/** Grid-stride kernels: enough workgroups for one element per invocation, capped per dimension. */
-const grid = (n: number, v: KernelVariant): Dispatch3 => [Math.min(cdiv(n, v.workgroup[0]), MAX_WG), 1, 1];
-/** One workgroup per row, rows = x + y * num_workgroups.x. */
-const rows = (n: number): Dispatch3 => [Math.min(n, MAX_WG), cdiv(n, MAX_WG), 1];
-const ropePairs = (u: UniformNumbers) => u.seq_len! * u.num_heads! * Math.floor(u.rotary_dim! / 2);
+export const shapesOf = (c: OpCase, v: KernelVariant): Shapes => (typeof c.shapes === 'function' ? c.shapes(v) : c.shapes);
 
-export type DispatchFn = (u: UniformNumbers, v: KernelVariant) => Dispatch3;
-
-/** Dispatch size of every variant the harness can run (the formulas documented in each WGSL header). */
-export const DISPATCH: Record<string, DispatchFn> = {
-  // 64x64 output tile per 16x16 workgroup (4x4 per invocation): matmul_f32.wgsl
-  // M <= 4: GEMV mapping (64 columns per workgroup with this dispatch; test/kernels-matmul-gemv.test.ts also runs 8 per workgroup)
-  'matmul.f32': (u) => [cdiv(u.N!, 64), cdiv(u.M!, 64), 1],
-  'gather.default': (u, v) => grid(u.num_tokens! * u.hidden_size!, v),
-  'residual.default': (u, v) => grid(u.size!, v),
-  'rmsnorm.default': (u) => rows(u.num_tokens!),
-  'rmsnorm.small': (u) => rows(u.num_tokens!),
-  'rmsnorm.residual': (u) => rows(u.num_tokens!),
-  'rmsnorm.subgroup': (u) => rows(u.num_tokens!),
-  'rmsnorm.small_subgroup': (u) => rows(u.num_tokens!),
-  'softmax.default': (u) => rows(u.outer_size!),
-  'softmax.small': (u, v) => grid(u.outer_size!, v),
-  'silu.default': (u, v) => grid(u.size!, v),
-  'rope.default': (u, v) => grid(ropePairs(u), v),
-  'rope.compute_freqs': (u, v) => grid(ropePairs(u), v),
-  'rope.qk': (u, v) => grid(ropePairs(u), v),
-  'rope.ntk': (u, v) => grid(ropePairs(u), v),
-  ...ATTENTION_DISPATCH,
-  ...MATMUL_QUANT_DISPATCH,
-  ...SMALL_DISPATCH,
-  ...REP_PENALTY_DISPATCH,
-};
-
+/** The WebGPU default of maxComputeWorkgroupsPerDimension: sizes just past it exercise grid-stride and 2D row loops. */
+const MAX_WG = 65535;
 const QUANT = /q4|q6|q8|int4|w4a16|litert/i;
 
 /** The f32 cases apply to variants whose dtypes are all f32 and whose bindings are the operation's base bindings. */
@@ -92,69 +68,50 @@ function f32Only(baseBindings: readonly string[]): (v: KernelVariant) => string 
   };
 }
 
+const extras = (o: object) => {
+  const e = Object.entries(o).map(([k, v]) => `${k}=${v}`);
+  return e.length ? ` ${e.join(' ')}` : '';
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 function matmulCase(M: number, N: number, K: number, alpha = 1): OpCase {
   return {
     name: `M${M} N${N} K${K}${alpha !== 1 ? ` a${alpha}` : ''}`,
-    uniforms: { M, N, K, alpha },
-    inputs: (r) => ({ A: r.floats(M * K), B: r.floats(N * K) }),
-  };
-}
-
-interface GatherOpts {
-  transpose?: number;
-  index_offset?: number;
-  input_hidden_size?: number;
-  hidden_offset?: number;
-  /** Token ids to replace with vocab_size + k (out of range: must read as 0). */
-  outOfRange?: number;
-}
-function gatherCase(tokens: number, hidden: number, vocab: number, o: GatherOpts = {}): OpCase {
-  const { u, width } = gatherUniforms(tokens, hidden, vocab, o);
-  const extras = Object.entries(o).filter(([k]) => k !== 'outOfRange').map(([k, v]) => `${k}=${v}`);
-  return {
-    name: `T${tokens} H${hidden} V${vocab}${extras.length ? ' ' + extras.join(' ') : ''}${o.outOfRange ? ' oob-ids' : ''}`,
-    uniforms: u,
-    inputs: (r) => {
-      const ids = r.ints(u.index_offset + tokens, vocab);
-      for (let k = 0; k < (o.outOfRange ?? 0); k++) ids[u.index_offset + r.int(tokens)] = vocab + k;
-      return { indices: ids, embeddings: r.floats(vocab * width) };
-    },
+    shapes: { x: [M, K], w: [N, K] },
+    dtypes: { w: 'float32' },
+    attributes: { alpha },
+    inputs: (r) => ({ x: r.floats(M * K), w: r.floats(N * K) }),
   };
 }
 
 function residualCase(size: number, scale = 1): OpCase {
   return {
     name: `n${size}${scale !== 1 ? ` s${scale}` : ''}`,
-    uniforms: { size, scale },
-    inputs: (r) => ({ input: r.floats(size), residual: r.floats(size) }),
+    shapes: { a: [size], b: [size] },
+    attributes: { scale },
+    inputs: (r) => ({ a: r.floats(size), b: r.floats(size) }),
   };
 }
 
 interface RmsOpts {
   eps?: number;
-  has_residual?: number;
+  /** the kernel's has_residual: 1 adds the residual before the norm, 2 after it (the contracts' residual: before, after) */
+  has_residual?: 0 | 1 | 2;
+  /** floats between row starts of x (default: hidden) */
   token_stride?: number;
   output_scale?: number;
 }
 function rmsnormCase(hidden: number, tokens: number, o: RmsOpts = {}): OpCase {
-  const u = {
-    hidden_size: hidden,
-    num_tokens: tokens,
-    eps: o.eps ?? 1e-5,
-    has_residual: o.has_residual ?? 0,
-    token_stride: o.token_stride ?? 0,
-    output_scale: o.output_scale ?? 1,
-  };
-  const stride = u.token_stride || hidden;
-  const extras = Object.entries(o).map(([k, v]) => `${k}=${v}`);
+  const hasResidual = o.has_residual ?? 0;
+  const stride = o.token_stride ?? hidden;
   return {
-    name: `H${hidden} T${tokens}${extras.length ? ' ' + extras.join(' ') : ''}`,
-    uniforms: u,
+    name: `H${hidden} T${tokens}${extras(o)}`,
+    shapes: { x: [tokens, stride], weight: [hidden], residual: hasResidual ? [tokens, hidden] : [1] },
+    attributes: { eps: o.eps ?? 1e-5, residual: (['none', 'before', 'after'] as const)[hasResidual]!, output_scale: o.output_scale ?? 1 },
     inputs: (r) => ({
-      input: r.normals(tokens === 0 ? 0 : (tokens - 1) * stride + hidden, 2),
+      x: r.normals(tokens * stride, 2),
       weight: r.floats(hidden, 0.5, 1.5),
-      residual: u.has_residual ? r.normals(tokens * hidden) : new Float32Array(1),
+      residual: hasResidual ? r.normals(tokens * hidden) : new Float32Array(1),
     }),
   };
 }
@@ -162,23 +119,14 @@ function rmsnormCase(hidden: number, tokens: number, o: RmsOpts = {}): OpCase {
 function softmaxCase(inner: number, outer: number, temperature = 1, mask?: 'some' | 'row'): OpCase {
   return {
     name: `n${inner} rows${outer}${temperature !== 1 ? ` T${temperature}` : ''}${mask ? ` mask-${mask}` : ''}`,
-    uniforms: { inner_size: inner, outer_size: outer, temperature },
+    shapes: { x: [outer, inner] },
+    attributes: { temperature },
     inputs: (r) => {
       const x = r.normals(inner * outer, 4);
       if (mask === 'some') for (let i = 0; i < x.length; i++) if (r.next() < 0.3) x[i] = -Infinity;
       if (mask === 'row') x.fill(-Infinity, 0, inner); // row 0 fully masked
-      return { input: x };
+      return { x };
     },
-  };
-}
-
-function siluCase(rowsN: number, D: number, fused: boolean): OpCase {
-  const size = rowsN * D;
-  return {
-    name: `${fused ? 'fused' : 'separate'} rows${rowsN} D${D}`,
-    uniforms: { size, rowsplit_dim: fused ? D : 0 },
-    inputs: (r) =>
-      fused ? { input: r.normals(2 * size, 4), gate: new Float32Array(1) } : { input: r.normals(size, 4), gate: r.normals(size, 4) },
   };
 }
 
@@ -195,53 +143,71 @@ function ropeCase(seq: number, heads: number, headDim: number, o: RopeOpts = {})
     interleaved: o.interleaved ?? 0,
     pair_span_dim: o.pair_span_dim ?? 0,
   };
-  const extras = Object.entries(o).map(([k, v]) => `${k}=${v}`);
+  const positions = u.start_pos + seq;
+  const half = Math.floor(u.rotary_dim / 2);
+  // rotary_dim is the tables' width; the other options are contract attributes (given only when set, so the cases
+  // the model's rope contract can express run through it).
+  const { rotary_dim: _r, ...attributes } = o;
   return {
-    name: `S${seq} heads${heads} D${headDim}${extras.length ? ' ' + extras.join(' ') : ''}`,
-    uniforms: { ...u },
-    // The buffer always holds 2 * num_heads heads per token (rope_qk's layout): the other entry points must leave
-    // the second half untouched. Tables hold HF default/linear angles for positions 0 .. start_pos + seq_len - 1.
+    name: `S${seq} heads${heads} D${headDim}${extras(o)}`,
+    // rope.qk rotates a fused [tokens, 2 * heads, head_dim] buffer (Q heads then K heads); the others see
+    // [tokens, heads, head_dim] at the start of the same buffer and must leave the rest untouched.
+    shapes: (v) => ({ x: [seq, v.id === 'rope.qk' ? 2 * heads : heads, headDim], cos: [positions, half], sin: [positions, half] }),
+    attributes,
+    contracts: ['rope', 'rope_kernel'],
+    // Tables hold HF default/linear angles for positions 0 .. start_pos + seq_len - 1.
     inputs: (r) => {
-      const { cos, sin } = ropeLinearTables(u, u.start_pos + seq);
-      return { input: r.floats(seq * 2 * heads * headDim), freqs_cos: cos, freqs_sin: sin };
+      const { cos, sin } = ropeLinearTables(u, positions);
+      return { x: r.floats(seq * 2 * heads * headDim), cos, sin };
     },
   };
 }
 
 export const OP_CASES: Record<ReferenceOp, OpCases> = {
   // + Q4_K and f16-weight variants: src/selftest/cases-matmul-quant.ts
-  matmul: withExtraCases({
-    written: ['C'],
-    notCovered: f32Only(['uniforms', 'A', 'B', 'C']),
-    cases: [
-      matmulCase(1, 1, 1),
-      matmulCase(1, 257, 127),
-      matmulCase(1, 1000, 4096, 0.125),
-      matmulCase(3, 63, 65, 0.5),
-      matmulCase(4, 129, 300),
-      matmulCase(5, 129, 300),
-      matmulCase(64, 64, 64),
-      matmulCase(17, 300, 1000),
-      matmulCase(130, 70, 33, -2),
-      matmulCase(200, 96, 257),
-      matmulCase(2, 3, 0),
-    ],
-  }, coversMatmulQuant, MATMUL_QUANT_CASES),
+  matmul: withExtraCases(
+    {
+      contracts: ['linear'],
+      written: ['C'],
+      notCovered: f32Only(['uniforms', 'A', 'B', 'C']),
+      cases: [
+        matmulCase(1, 1, 1),
+        matmulCase(1, 257, 127),
+        matmulCase(1, 1000, 4096, 0.125),
+        matmulCase(3, 63, 65, 0.5),
+        matmulCase(4, 129, 300),
+        matmulCase(5, 129, 300),
+        matmulCase(64, 64, 64),
+        matmulCase(17, 300, 1000),
+        matmulCase(130, 70, 33, -2),
+        matmulCase(200, 96, 257),
+        matmulCase(2, 3, 0),
+      ],
+    },
+    coversMatmulQuant,
+    MATMUL_QUANT_CASES,
+  ),
   // + gather.f16: src/selftest/cases-small.ts
-  gather: withExtraCases({
-    written: ['output'],
-    notCovered: f32Only(['uniforms', 'indices', 'embeddings', 'output']),
-    cases: [
-      gatherCase(1, 1, 5),
-      gatherCase(3, 127, 50, { outOfRange: 1 }),
-      gatherCase(7, 257, 1000, { index_offset: 2 }),
-      gatherCase(64, 4096, 40),
-      gatherCase(5, 100, 77, { transpose: 1 }),
-      gatherCase(9, 255, 31, { input_hidden_size: 300, hidden_offset: 45 }),
-      gatherCase(2000, 64, 500),
-    ],
-  }, (v) => v.id === 'gather.f16', GATHER_F16_CASES),
+  gather: withExtraCases(
+    {
+      contracts: ['embed', 'gather'],
+      written: ['output'],
+      notCovered: f32Only(['uniforms', 'indices', 'embeddings', 'output']),
+      cases: [
+        gatherCase('float32', 1, 1, 5),
+        gatherCase('float32', 3, 127, 50, { outOfRange: 1 }),
+        gatherCase('float32', 7, 257, 1000, { index_offset: 2 }),
+        gatherCase('float32', 64, 4096, 40),
+        gatherCase('float32', 5, 100, 77, { transpose: 1 }),
+        gatherCase('float32', 9, 255, 31, { input_hidden_size: 300, hidden_offset: 45 }),
+        gatherCase('float32', 2000, 64, 500),
+      ],
+    },
+    (v) => v.id === 'gather.f16',
+    GATHER_F16_CASES,
+  ),
   residual: {
+    contracts: ['residual'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'residual', 'output']),
     cases: [
@@ -256,6 +222,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
     ],
   },
   rmsnorm: {
+    contracts: ['rmsnorm', 'rmsnorm_rows'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'weight', 'output', 'residual']),
     cases: [
@@ -272,6 +239,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
     ],
   },
   softmax: {
+    contracts: ['softmax'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'output']),
     cases: [
@@ -287,19 +255,21 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
     ],
   },
   silu: {
+    contracts: ['glu', 'glu_fused'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'output', 'gate']),
     cases: [
-      siluCase(1, 1, false),
-      siluCase(1, 3, true),
-      siluCase(1, 127, false),
-      siluCase(3, 257, true),
-      siluCase(5, 1000, false),
-      siluCase(4, 2752, true),
-      siluCase(300, 64, true),
+      gluCase('silu', 1, 1, false),
+      gluCase('silu', 1, 3, true),
+      gluCase('silu', 1, 127, false),
+      gluCase('silu', 3, 257, true),
+      gluCase('silu', 5, 1000, false),
+      gluCase('silu', 4, 2752, true),
+      gluCase('silu', 300, 64, true),
     ],
   },
   rope: {
+    contracts: ['rope', 'rope_kernel'],
     written: ['input'],
     notCovered: f32Only(['uniforms', 'input', 'freqs_cos', 'freqs_sin']),
     cases: [

@@ -2,19 +2,24 @@
  * The op-test harness (in the manner of llama.cpp's test-backend-ops): for each operation of OP_CASES, every registry
  * variant whose WGSL entry point exists and whose required features the device has runs every case against the CPU
  * reference. A variant that cannot run is reported with its reason (no WGSL, missing feature, no cases for its
- * dtypes), never dropped. Per case it checks NaN/Inf, elements never written, max abs error and normalized MSE
- * against per-dtype tolerances, and guard regions after every writable buffer (writes past the end).
+ * dtypes, no contract variant that runs it), never dropped. Kernels are launched the way models launch them: each
+ * case (tensor shapes and attributes) is resolved through the operation's op contracts with the contract variant
+ * whose pass names the registry kernel (src/selftest/launch.ts), so uniforms and dispatch sizes are the contract's.
+ * Per case it checks NaN/Inf, elements never written, max abs error and normalized MSE against per-dtype tolerances,
+ * and guard regions after every writable buffer (writes past the end).
  */
+import { DTYPE_BYTES, type Plan } from '../contracts/index.ts';
 import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import { Recorder } from '../gpu/recorder.ts';
-import { getKernel, loadWgsl, missingFeatures, recordKernel, type BufferArg } from '../registry/binder.ts';
+import { loadWgsl, missingFeatures } from '../registry/binder.ts';
 import { defaultRegistry } from '../registry/load.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { REFERENCE, REFERENCE_OPS, type HostTensors, type ReferenceOp, type ReferenceResult } from '../reference/ops.ts';
-import { DISPATCH, OP_CASES, type Dispatch3, type OpCase } from './cases.ts';
+import { OP_CASES, shapesOf, type OpCase } from './cases.ts';
+import { planForKernel, runPlan, variantsRunning, opContract, type Dispatch3 } from './launch.ts';
 import { Rng } from './rng.ts';
 
+export type { Dispatch3 };
 export type Dtype = 'f32' | 'f16';
 
 export interface Tolerance {
@@ -57,6 +62,8 @@ export interface CaseResult {
   /** the element with the largest error */
   worst?: { binding: string; index: number; got: number; want: number };
   dispatch: Dispatch3;
+  /** the contract variant that ran the kernel, e.g. `rmsnorm.small_subgroup` */
+  contract?: string;
   /** GPU time (timestamps) or submit-to-completion wall time */
   ms: number;
   /** why it failed, in words */
@@ -82,8 +89,10 @@ export interface HarnessOptions {
   heavy?: boolean;
   /** Replace the op's cases. */
   cases?: OpCase[];
-  /** Replace the dispatch size (tests of the harness and of grid-stride loops). */
-  dispatch?: (v: KernelVariant, u: Record<string, number>) => Dispatch3;
+  /** Contract tunables for every case (e.g. `max_groups_x`: rows wrap into y sooner); contracts without them are passed over. */
+  tunables?: Record<string, number>;
+  /** Replace the dispatch size the contract computes by this grid (tests of the harness and of grid-stride loops). */
+  dispatch?: Dispatch3;
   /** Change the expected values before comparing (tests that the harness catches wrong output). */
   perturbExpected?: (binding: string, want: Float64Array) => void;
   /** Allocate pure outputs this many elements short (tests that the guard region catches out-of-bounds writes). */
@@ -103,41 +112,45 @@ export function wgslEntryPoints(code: string): Set<string> {
   return out;
 }
 
-/** Why a variant cannot run here (no WGSL, missing feature, not covered by the cases), or undefined if it can. */
+/** Why a variant cannot run here (no WGSL, missing feature, not covered by the cases, no contract), or undefined. */
 export async function variantBlocker(dev: TesseraDevice, op: ReferenceOp, v: KernelVariant): Promise<{ status: VariantStatus; reason: string } | undefined> {
   let code: string;
   try {
-    code = await loadWgsl(v.wgsl);
+    code = v.source ?? (await loadWgsl(v.wgsl));
   } catch {
     return { status: 'no-wgsl', reason: `src/kernels/${v.wgsl} does not exist` };
   }
   if (!wgslEntryPoints(code).has(v.entryPoint)) return { status: 'no-wgsl', reason: `${v.wgsl} has no entry point ${v.entryPoint}` };
   const missing = missingFeatures(dev, v);
   if (missing.length) return { status: 'skipped', reason: `requires ${missing.join(', ')}, which this device lacks` };
-  const nc = OP_CASES[op].notCovered(v);
+  const spec = OP_CASES[op];
+  const nc = spec.notCovered(v);
   if (nc) return { status: 'no-cases', reason: nc };
-  if (!DISPATCH[v.id]) return { status: 'fail', reason: `no dispatch formula for ${v.id} in src/selftest/cases.ts DISPATCH` };
+  if (!spec.contracts.some((name) => variantsRunning(opContract(name), v.id).length)) {
+    return { status: 'fail', reason: `no single-pass variant of ${spec.contracts.map((c) => `${c}.contract.json`).join(', ')} names registry kernel ${v.id}` };
+  }
   return undefined;
 }
 
-function bytesOf(t: Float32Array | Uint32Array): Uint8Array {
+function bytesOf(t: ArrayBufferView): Uint8Array {
   return new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
 }
 
-interface BoundBuffer {
-  name: string;
+interface Checked {
+  /** the registry binding name (what the reference's results are keyed by) */
+  binding: string;
   buffer: GPUBuffer;
   /** elements compared (the guard follows) */
   count: number;
-  want?: ArrayLike<number>;
+  want: ArrayLike<number>;
 }
 
 /** Compare one written buffer (count floats + guard) with the expectation; accumulates into r. */
-function compare(r: CaseResult, b: BoundBuffer, raw: ArrayBuffer, want: ArrayLike<number>, sums: { err2: number; ref2: number }): void {
+function compare(r: CaseResult, b: Checked, raw: ArrayBuffer, sums: { err2: number; ref2: number }): void {
   const got = new Float32Array(raw);
   const bits = new Uint32Array(raw);
   for (let i = 0; i < b.count; i++) {
-    const w = want[i]!;
+    const w = b.want[i]!;
     const g = got[i]!;
     if (bits[i] === UNWRITTEN_BITS) {
       r.unwritten++;
@@ -153,24 +166,47 @@ function compare(r: CaseResult, b: BoundBuffer, raw: ArrayBuffer, want: ArrayLik
     r.maxRef = Math.max(r.maxRef, Math.abs(w));
     if (e > r.maxErr || (r.worst === undefined && e >= r.maxErr)) {
       r.maxErr = e;
-      r.worst = { binding: b.name, index: i, got: g, want: w };
+      r.worst = { binding: b.binding, index: i, got: g, want: w };
     }
   }
   for (let i = b.count; i < b.count + GUARD_FLOATS; i++) if (bits[i] !== GUARD_BITS) r.guardViolations++;
 }
 
-/** Run one case on one variant. `inputs` and `expected` are shared by the variants of the operation. */
-export async function runCase(
-  dev: TesseraDevice,
-  v: KernelVariant,
-  op: ReferenceOp,
-  c: OpCase,
-  inputs: HostTensors,
-  expected: ReferenceResult,
-  opts: HarnessOptions = {},
-): Promise<CaseResult> {
+/** The registry uniform values of a single-pass plan and its buffers by registry binding name (the reference's view). */
+export function referenceView(plan: Plan, inputs: HostTensors): { uniforms: Record<string, number>; buffers: HostTensors } {
+  const pass = plan.passes[0]!;
+  const buffers: HostTensors = {};
+  let uniforms: Record<string, number> = {};
+  for (const b of pass.bindings) {
+    if (b.kind === 'uniform') uniforms = b.values;
+    else if (b.kind === 'tensor' && inputs[b.tensor]) buffers[b.key] = inputs[b.tensor]!;
+  }
+  return { uniforms, buffers };
+}
+
+const numel = (s: readonly number[]) => s.reduce((a, d) => a * d, 1);
+
+/** Every input a case gives holds at least the bytes its shape and dtype need (a buffer may be longer). */
+function checkInputSizes(c: OpCase, plan: Plan, inputs: HostTensors): void {
+  for (const [name, shape] of Object.entries(plan.shapes)) {
+    const data = inputs[name];
+    if (!data) continue; // an output, or an absent optional input
+    const need = Math.ceil(numel(shape) * DTYPE_BYTES[plan.dtypes[name]!]!);
+    if (data.byteLength < need) throw new Error(`case "${c.name}": input ${name} has ${data.byteLength} bytes, but shape [${shape.join(', ')}] of ${plan.dtypes[name]} needs ${need}`);
+  }
+  for (const o of plan.outputs) {
+    if (DTYPE_BYTES[o.dtype] !== 4) throw new Error(`case "${c.name}": output ${o.name} is ${o.dtype}; the harness compares 32-bit outputs`);
+  }
+}
+
+/**
+ * Run one case on one variant with its resolved plan. Inputs are uploaded as given (writable ones followed by a guard
+ * region), pure outputs are sized from the contract's output shapes and filled with UNWRITTEN_BITS, and every
+ * writable binding is compared: written ones with the reference, the others with their original contents.
+ */
+export async function runCase(dev: TesseraDevice, v: KernelVariant, op: ReferenceOp, c: OpCase, inputs: HostTensors, plan: Plan, expected: ReferenceResult, opts: HarnessOptions = {}): Promise<CaseResult> {
   const spec = OP_CASES[op];
-  const dispatch = opts.dispatch ? opts.dispatch(v, c.uniforms) : DISPATCH[v.id]!(c.uniforms, v);
+  const pass = plan.passes[0]!;
   const r: CaseResult = {
     case: c.name,
     pass: false,
@@ -180,54 +216,61 @@ export async function runCase(
     nonFinite: 0,
     unwritten: 0,
     guardViolations: 0,
-    dispatch,
+    dispatch: opts.dispatch ? [...opts.dispatch] : [...pass.dispatch],
+    contract: `${plan.contract.replace(/ \(.*\)$/, '')}.${plan.variant}`,
     ms: 0,
     problems: [],
   };
-  const kernel = await getKernel(dev, v);
+  const writable = new Map<string, string>(); // tensor -> binding that writes it
+  for (const b of pass.bindings) if (b.kind === 'tensor' && b.access === 'storage' && !b.absent) writable.set(b.tensor, b.key);
   const owned: GPUBuffer[] = [];
-  const checked: BoundBuffer[] = [];
+  const checked: Checked[] = [];
   try {
-    const args: Record<string, BufferArg> = {};
-    for (const b of v.bindings) {
-      if (b.type === 'uniform') continue;
-      const data = inputs[b.name];
-      const written = spec.written.includes(b.name);
-      if (b.type === 'read-only-storage') {
-        if (!data) throw new Error(`case "${c.name}" gives no contents for read-only binding "${b.name}"`);
-        owned.push(uploadBuffer(dev.device, data, `${v.id}.${b.name}`));
-        args[b.name] = owned[owned.length - 1]!;
+    const buffers: Record<string, GPUBuffer> = {};
+    for (const [tensor, data] of Object.entries(inputs)) {
+      const key = writable.get(tensor);
+      if (key === undefined) {
+        buffers[tensor] = uploadBuffer(dev.device, data, `${v.id}.${tensor}`);
+        owned.push(buffers[tensor]);
         continue;
       }
-      // Writable: contents (or the UNWRITTEN fill), then the guard region; bound whole, so a write past `count`
-      // lands in the guard instead of being clamped away by robust buffer access.
-      let want: ArrayLike<number> | undefined = written ? expected[b.name] : data;
-      if (!want) throw new Error(`case "${c.name}": no reference output and no contents for writable binding "${b.name}"`);
-      if (opts.perturbExpected && written) {
+      // Written in place: contents, then the guard region; bound whole, so a write past the end lands in the guard
+      // instead of being clamped away by robust buffer access.
+      let want: ArrayLike<number> | undefined = spec.written.includes(key) ? expected[key] : data;
+      if (!want) throw new Error(`case "${c.name}": the reference gives no result for binding "${key}"`);
+      if (opts.perturbExpected && spec.written.includes(key)) {
         const copy = Float64Array.from(want);
-        opts.perturbExpected(b.name, copy);
+        opts.perturbExpected(key, copy);
         want = copy;
       }
-      const count = data ? data.length : Math.max(0, want.length - (opts.shrinkOutputs ?? 0));
-      const words = new Uint32Array(count + GUARD_FLOATS);
-      if (data) words.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
-      else words.fill(UNWRITTEN_BITS, 0, count);
-      words.fill(GUARD_BITS, count);
-      const buf = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${b.name}`, STORAGE_USAGE);
-      owned.push(buf);
-      args[b.name] = buf;
-      checked.push({ name: b.name, buffer: buf, count, want });
+      const words = new Uint32Array(data.length + GUARD_FLOATS).fill(GUARD_BITS);
+      words.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
+      buffers[tensor] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${tensor}`, STORAGE_USAGE);
+      owned.push(buffers[tensor]);
+      checked.push({ binding: key, buffer: buffers[tensor], count: data.length, want });
     }
-    const rec = new Recorder(dev);
-    recordKernel(rec, dev, kernel, args, c.uniforms, dispatch);
+    for (const o of plan.outputs) {
+      const key = writable.get(o.name);
+      if (key === undefined) throw new Error(`case "${c.name}": ${plan.contract} variant ${plan.variant} does not write its output ${o.name}`);
+      let want = expected[key];
+      if (!want) throw new Error(`case "${c.name}": the reference gives no result for output binding "${key}"`);
+      if (want.length !== numel(o.shape)) throw new Error(`case "${c.name}": the reference computes ${want.length} elements of "${key}", the contract's output ${o.name} has shape [${o.shape.join(', ')}]`);
+      if (opts.perturbExpected) {
+        const copy = Float64Array.from(want);
+        opts.perturbExpected(key, copy);
+        want = copy;
+      }
+      const count = Math.max(0, want.length - (opts.shrinkOutputs ?? 0));
+      const words = new Uint32Array(count + GUARD_FLOATS).fill(UNWRITTEN_BITS, 0, count).fill(GUARD_BITS, count);
+      buffers[o.name] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${o.name}`, STORAGE_USAGE);
+      owned.push(buffers[o.name]!);
+      checked.push({ binding: key, buffer: buffers[o.name]!, count, want });
+    }
     const t0 = performance.now();
-    const times = await rec.submit({ wait: true });
+    const times = await runPlan(dev, plan, buffers, { registry: opts.registry, ...(opts.dispatch ? { dispatch: opts.dispatch } : {}) });
     r.ms = times.length ? times.reduce((s, t) => s + t.ms, 0) : performance.now() - t0;
     const sums = { err2: 0, ref2: 0 };
-    for (const b of checked) {
-      const raw = await readBuffer(dev.device, b.buffer, (b.count + GUARD_FLOATS) * 4);
-      compare(r, b, raw, b.want!, sums);
-    }
+    for (const b of checked) compare(r, b, await readBuffer(dev.device, b.buffer, (b.count + GUARD_FLOATS) * 4), sums);
     r.nmse = sums.ref2 > 0 ? sums.err2 / sums.ref2 : sums.err2;
   } finally {
     for (const b of owned) b.destroy();
@@ -246,12 +289,17 @@ export async function runCase(
   return r;
 }
 
+function failed(name: string, problem: string): CaseResult {
+  return { case: name, pass: false, maxErr: NaN, maxRef: NaN, nmse: NaN, nonFinite: 0, unwritten: 0, guardViolations: 0, dispatch: [0, 0, 0], ms: 0, problems: [problem] };
+}
+
 /** Run every case of `op` on every variant of it (see HarnessOptions). */
 export async function runOp(dev: TesseraDevice, op: ReferenceOp, opts: HarnessOptions = {}): Promise<VariantReport[]> {
   const registry = opts.registry ?? defaultRegistry();
   const operation = registry.operations.get(op);
   if (!operation) throw new Error(`operation "${op}" is not in the registry ${registry.file}`);
-  const cases = (opts.cases ?? OP_CASES[op].cases).filter((c) => (!c.heavy || opts.heavy) && (!opts.caseFilter || opts.caseFilter(c.name)));
+  const spec = OP_CASES[op];
+  const cases = (opts.cases ?? spec.cases).filter((c) => (!c.heavy || opts.heavy) && (!opts.caseFilter || opts.caseFilter(c.name)));
   const reports: VariantReport[] = [];
   const runnable: KernelVariant[] = [];
   for (const v of operation.variants.values()) {
@@ -262,40 +310,39 @@ export async function runOp(dev: TesseraDevice, op: ReferenceOp, opts: HarnessOp
     else runnable.push(v);
     reports.push(rep);
   }
-  // Case-major: inputs are generated once per case and the reference once per (case, entry point).
+  // Case-major: inputs are generated once per case and the reference once per (case, entry point, uniform values).
   for (const c of cases) {
     const inputs = c.inputs(new Rng(`${op}/${c.name}`));
     const refs = new Map<string, ReferenceResult | Error>();
     for (const v of runnable) {
       if (c.only && !c.only(v)) continue;
       const rep = reports.find((x) => x.variant === v.id)!;
-      let ref = refs.get(v.entryPoint);
-      if (!ref) {
-        try {
-          ref = REFERENCE[op](inputs, c.uniforms, v.entryPoint);
-        } catch (e) {
-          ref = e as Error;
-        }
-        refs.set(v.entryPoint, ref);
-      }
       let res: CaseResult;
       try {
+        const got = planForKernel(dev, c.contracts ?? spec.contracts, v.id, {
+          shapes: shapesOf(c, v),
+          ...(c.dtypes ? { dtypes: c.dtypes } : {}),
+          ...(c.attributes ? { attributes: c.attributes } : {}),
+          ...(opts.tunables ? { tunables: opts.tunables } : {}),
+          registry,
+        });
+        if (!('plan' in got)) throw new Error(`no contract variant running ${v.id} accepts this case: ${got.reasons.join(' | ')}`);
+        checkInputSizes(c, got.plan, inputs);
+        const view = referenceView(got.plan, inputs);
+        const key = `${v.entryPoint}|${JSON.stringify(view.uniforms)}|${Object.keys(view.buffers).map((k) => `${k}=${Object.keys(inputs).find((t) => inputs[t] === view.buffers[k])}`).join(',')}`;
+        let ref = refs.get(key);
+        if (!ref) {
+          try {
+            ref = REFERENCE[op](view.buffers, view.uniforms, v.entryPoint);
+          } catch (e) {
+            ref = e as Error;
+          }
+          refs.set(key, ref);
+        }
         if (ref instanceof Error) throw ref;
-        res = await runCase(dev, v, op, c, inputs, ref, opts);
+        res = await runCase(dev, v, op, c, inputs, got.plan, ref, opts);
       } catch (e) {
-        res = {
-          case: c.name,
-          pass: false,
-          maxErr: NaN,
-          maxRef: NaN,
-          nmse: NaN,
-          nonFinite: 0,
-          unwritten: 0,
-          guardViolations: 0,
-          dispatch: [0, 0, 0],
-          ms: 0,
-          problems: [(e as Error).message],
-        };
+        res = failed(c.name, (e as Error).message);
       }
       rep.cases.push(res);
     }

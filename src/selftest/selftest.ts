@@ -1,6 +1,7 @@
 /**
- * `tessera selftest`: every kernel variant the op-test harness covers, run against the CPU reference on this device.
- * One row per variant; variants that cannot run say why.
+ * `tessera selftest`: every kernel variant the op-test harness covers, run against the CPU reference on this device
+ * (launched through the op contracts, like the models launch them). One row per variant; variants that cannot run
+ * say why. `--support [file]` also writes this device's column of docs/kernel-support.md (src/selftest/support.ts).
  */
 import type { TesseraDevice } from '../gpu/device.ts';
 import { runAllOps, type HarnessOptions, type VariantReport, type VariantStatus } from './harness.ts';
@@ -55,14 +56,18 @@ export function isSoftwareAdapter(dev: TesseraDevice): boolean {
   return /swiftshader/i.test(`${dev.caps.adapterInfo.architecture} ${dev.caps.adapterInfo.description}`);
 }
 
-export async function runSelfTest(dev: TesseraDevice, opts: SelfTestOptions = {}): Promise<SelfTestRow[]> {
+/** The harness reports behind the rows (the support table is built from them too). */
+export async function runSelfTestReports(dev: TesseraDevice, opts: SelfTestOptions = {}): Promise<VariantReport[]> {
   // GPU waits hold Node's event loop open in src/gpu (gpuWait), so a long SwiftShader dispatch cannot end the process.
-  const reports = await runAllOps(dev, {
+  return runAllOps(dev, {
     filter: matcher(opts.filter),
     heavy: opts.heavy ?? !isSoftwareAdapter(dev),
     onVariant: opts.onRow ? (r) => opts.onRow!(toRow(r)) : undefined,
   });
-  return reports.map(toRow);
+}
+
+export async function runSelfTest(dev: TesseraDevice, opts: SelfTestOptions = {}): Promise<SelfTestRow[]> {
+  return (await runSelfTestReports(dev, opts)).map(toRow);
 }
 
 const num = (x: number, digits = 2) => (Number.isNaN(x) ? '-' : x === 0 ? '0' : x.toExponential(digits));

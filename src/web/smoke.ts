@@ -1,21 +1,30 @@
 /**
- * Browser smoke page: acquires WebGPU through navigator.gpu with the same createDevice() as Node, loads the
- * registry, runs one registry kernel (residual.default) and publishes the result on `window.tesseraSmoke`.
+ * Browser smoke page: acquires WebGPU through navigator.gpu with the same createDevice() as Node, loads the registry
+ * and the residual op contract, runs the contract on the GPU with runContract (the launch path every kernel takes:
+ * resolve, then record the plan's passes) and publishes the result on `window.tesseraSmoke`.
  */
 import { createDevice, describeAdapter } from '../gpu/device.ts';
-import { readFloat32, uploadBuffer } from '../gpu/buffers.ts';
-import { Recorder } from '../gpu/recorder.ts';
+import { validateContract } from '../contracts/schema.ts';
+import { runContract } from '../contracts/run.ts';
 import { parseRegistry } from '../registry/parse.ts';
-import { getKernel, recordKernel, setWgslSource } from '../registry/binder.ts';
+import { setWgslSource } from '../registry/binder.ts';
 
 interface SmokeResult {
   adapter: string;
   features: string[];
+  /** `contract.variant` that ran, and the registry kernels of its passes */
+  contract: string;
   kernel: string;
   input: number[];
   residual: number[];
   output: number[];
   error?: string;
+}
+
+async function fetchJson(path: string): Promise<unknown> {
+  const r = await fetch(path);
+  if (!r.ok) throw new Error(`fetch ${path}: HTTP ${r.status}`);
+  return r.json();
 }
 
 async function run(): Promise<SmokeResult> {
@@ -24,30 +33,24 @@ async function run(): Promise<SmokeResult> {
     if (!r.ok) throw new Error(`fetch /kernels/${file}: HTTP ${r.status}`);
     return r.text();
   });
-  const regJson = await (await fetch('/spec/kernel-registry.json')).json();
-  const reg = parseRegistry(regJson, 'kernel-registry.json');
+  const registry = parseRegistry(await fetchJson('/spec/kernel-registry.json'), 'kernel-registry.json');
+  const contract = validateContract(await fetchJson('/contracts/residual.contract.json'), 'residual.contract.json');
   const dev = await createDevice();
   const n = 1000;
   const a = new Float32Array(n).map((_, i) => Math.sin(i));
   const b = new Float32Array(n).map((_, i) => Math.cos(i * 0.5));
-  const v = reg.variant('residual.default');
-  const k = await getKernel(dev, v);
-  const out = dev.buffers.acquire(n * 4, undefined, 'out');
-  const rec = new Recorder(dev);
-  recordKernel(
-    rec,
-    dev,
-    k,
-    { input: uploadBuffer(dev.device, a, 'a'), residual: uploadBuffer(dev.device, b, 'b'), output: out },
-    { size: n, scale: 1 },
-    [Math.ceil(n / v.workgroup[0]), 1, 1],
-  );
-  await rec.submit();
-  const y = await readFloat32(dev.device, out, n);
+  const { outputs, plan } = await runContract(dev, contract, {
+    inputs: { a: { dtype: 'float32', shape: [n], data: a }, b: { dtype: 'float32', shape: [n], data: b } },
+    attributes: { scale: 1 },
+    registry,
+    source: 'residual.contract.json',
+  });
+  const y = outputs.out!.data as Float32Array;
   const result = {
     adapter: describeAdapter(dev.caps),
     features: [...dev.caps.features].sort(),
-    kernel: v.id,
+    contract: `${contract.name}.${plan.variant}`,
+    kernel: plan.passes.map((p) => p.kernel ?? p.shader).join(', '),
     input: [...a],
     residual: [...b],
     output: [...y],
@@ -60,7 +63,7 @@ const w = window as unknown as { tesseraSmoke?: SmokeResult | { error: string } 
 run().then(
   (r) => {
     w.tesseraSmoke = r;
-    document.body.textContent = `${r.kernel} on ${r.adapter}: ok`;
+    document.body.textContent = `${r.contract} (${r.kernel}) on ${r.adapter}: ok`;
   },
   (e: Error) => {
     w.tesseraSmoke = { error: `${e.name}: ${e.message}` };
