@@ -26,10 +26,15 @@ export {
   type RunContractOptions,
   type RunContractResult,
 } from './contracts/run.ts';
-export { loadModel, type LoadedModel, type LoadModelOptions } from './models/load.ts';
+export { loadModel, openModel, requireTokenizer, type LoadedModel, type LoadModelOptions } from './models/load.ts';
+export { ModelConfigError, UnsupportedArchitectureError, MissingTensorError, LayerCountError, MissingTokenizerError, TokenIdError } from './models/errors.ts';
+export { checkTokenIds, parseTokenIds } from './models/token-ids.ts';
 export { SUPPORTED_ARCHITECTURES, decoderConfigFromHF, type DecoderConfig } from './models/config.ts';
 export { QUANT_MODES, type QuantMode } from './models/weights.ts';
-export { generate, generateTokens, type GenerationResult, type TokenEvent } from './runtime/generate.ts';
+export { generate, generateTokens, ContextLengthError, NonFiniteLogitsError, type GenerationResult, type TokenEvent } from './runtime/generate.ts';
+export { decodeTokens, type DecodeLoopOptions, type DecodedToken } from './runtime/decode-loop.ts';
+export { Program, ProgramError, type ProgramStats } from './program/program.ts';
+export { StepBuilder, dyn, type OpSink, type StepTensor } from './program/step.ts';
 export { computeLogits } from './runtime/logits.ts';
 export type { GenerationOptions } from './runtime/options.ts';
 export { loadTokenizer, type TextTokenizer } from './tokenizer/index.ts';

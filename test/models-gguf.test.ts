@@ -116,7 +116,7 @@ describe('GGUF files', () => {
       expect(err).toBeLessThan(1e-3);
       const hfTok = (await import('../src/tokenizer/index.ts')).loadTokenizer('test/fixtures/hf/qwen3');
       const text = 'And God said, Let there be light: and there was light.';
-      expect(model.tokenizer.encode(text, { addSpecialTokens: false })).toEqual((await hfTok).encode(text, { addSpecialTokens: false }));
+      expect(model.tokenizer!.encode(text, { addSpecialTokens: false })).toEqual((await hfTok).encode(text, { addSpecialTokens: false }));
     } finally {
       model.destroy();
     }

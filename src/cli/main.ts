@@ -51,14 +51,25 @@ function registerSelfTest(program: Command): void {
     .description('run every implemented kernel on this device against its CPU reference and print a table')
     .option('--filter <text>', 'only variants whose id contains this text')
     .option('--json', 'print the rows as JSON')
-    .action(async (opts: { filter?: string; json?: boolean }) => {
+    .option(
+      '--support [file]',
+      "also write this device's column of the coverage table (variant x device) to a markdown file, keeping the other devices' columns (default docs/kernel-support.md; with --filter only those cells change)",
+    )
+    .action(async (opts: { filter?: string; json?: boolean; support?: string | true }) => {
       const { createDevice, describeAdapter } = await import('../gpu/device.ts');
-      const { runSelfTest, formatSelfTest } = await import('../selftest/selftest.ts');
+      const { runSelfTestReports, formatSelfTest, toRow } = await import('../selftest/selftest.ts');
       const dev = await createDevice();
       try {
-        const rows = await runSelfTest(dev, { filter: opts.filter });
+        const reports = await runSelfTestReports(dev, { filter: opts.filter });
+        const rows = reports.map(toRow);
         if (opts.json) process.stdout.write(JSON.stringify({ adapter: describeAdapter(dev.caps), rows }, null, 2) + '\n');
         else console.log(`adapter: ${describeAdapter(dev.caps)}\n${formatSelfTest(rows)}`);
+        if (opts.support !== undefined) {
+          const { SUPPORT_DOC, deviceName, supportColumnOf, writeSupportColumn } = await import('../selftest/support.ts');
+          const file = opts.support === true ? SUPPORT_DOC : opts.support;
+          await writeSupportColumn(file, supportColumnOf(dev, reports), { merge: opts.filter !== undefined });
+          console.error(`wrote the "${deviceName(dev)}" column of ${file} (${reports.length} variants)`);
+        }
         if (rows.some((r) => r.status === 'fail')) process.exitCode = 1;
       } finally {
         dev.destroy();
@@ -76,6 +87,7 @@ function registerDemo(program: Command): void {
     .action(async (opts: { prompt: string; maxTokens: string; skipSelftest?: boolean }) => {
       const { describeAdapter } = await import('../gpu/device.ts');
       const { loadWithProgress, DEFAULT_MODEL } = await import('./model.ts');
+      const { requireTokenizer } = await import('../models/load.ts');
       const { generateTokens } = await import('../runtime/generate.ts');
       const { dev, model } = await loadWithProgress(DEFAULT_MODEL, undefined, true);
       try {
@@ -88,7 +100,7 @@ function registerDemo(program: Command): void {
           if (rows.some((r) => r.status === 'fail')) process.exitCode = 1;
         }
         console.log(`\nmodels/default (${model.config.architecture}, ${model.config.numLayers} layers, hidden ${model.config.hiddenSize}; trained on the King James Bible), sampling at temperature 0.8, top-k 40, seed 7:\n`);
-        const tok = model.tokenizer;
+        const tok = requireTokenizer(model, 'tessera demo');
         const it = generateTokens(model, tok.encode(opts.prompt, { addSpecialTokens: true }), { maxTokens: Number(opts.maxTokens), temperature: 0.8, topK: 40, seed: 7 });
         process.stdout.write(opts.prompt);
         let r = await it.next();

@@ -3,19 +3,24 @@ import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import type { TesseraDevice } from '../gpu/device.ts';
-import type { LoadedModel } from '../models/load.ts';
+import { MissingTokenizerError } from '../models/errors.ts';
+import { openModel, requireTokenizer, type LoadedModel } from '../models/load.ts';
+import type { ModelSource } from '../models/source.ts';
+import { checkTokenIds, parseTokenIds } from '../models/token-ids.ts';
 import { QUANT_MODES, type QuantMode } from '../models/weights.ts';
 import type { GenerationOptions } from '../runtime/options.ts';
 import { CliArgumentError } from './errors.ts';
 
 export const DEFAULT_MODEL = fileURLToPath(new URL('../../models/default/', import.meta.url));
 
-
-function parseIds(s: string): number[] {
-  const ids = s.split(',').map((x) => x.trim()).filter(Boolean).map(Number);
-  if (!ids.length || ids.some((x) => !Number.isInteger(x) || x < 0)) throw new CliArgumentError(`--ids: expected comma-separated token ids like 1,2,3, got "${s}"`);
+/** --ids: decimal syntax checked at once; the range once the model's vocab_size is known (before the GPU is touched). */
+function idsFor(src: ModelSource, text: string): number[] {
+  const ids = parseTokenIds(text, '--ids', src.config.vocabSize);
+  checkTokenIds(ids, src.config.vocabSize, '--ids');
   return ids;
 }
+
+const textOmitted = (file: string) => `text omitted: ${file} does not exist, so ids cannot be turned into text (ids only)`;
 
 function numberOpt(flag: string, v: string | undefined, int = false): number | undefined {
   if (v === undefined) return undefined;
@@ -30,16 +35,21 @@ function quantOpt(v: string | undefined): QuantMode | undefined {
   return v as QuantMode;
 }
 
-/** Load with a progress line on stderr (a bar when stderr is a terminal). */
-export async function loadWithProgress(path: string, quant?: QuantMode, quiet = false): Promise<{ dev: TesseraDevice; model: LoadedModel }> {
+/**
+ * Load with a progress line on stderr (a bar when stderr is a terminal). Given a path, the model is opened and
+ * checked (config, tensors) before the GPU device is created.
+ */
+export async function loadWithProgress(from: string | ModelSource, quant?: QuantMode, quiet = false): Promise<{ dev: TesseraDevice; model: LoadedModel }> {
   const { createDevice } = await import('../gpu/device.ts');
-  const { loadModel } = await import('../models/load.ts');
+  const { loadModelFromSource } = await import('../models/load.ts');
+  const src = typeof from === 'string' ? await openModel(from) : from;
+  const path = src.path;
   const dev = await createDevice();
   const tty = process.stderr.isTTY && !quiet;
   let lastPct = -1;
   const t0 = performance.now();
   try {
-    const model = await loadModel(dev, path, {
+    const model = await loadModelFromSource(dev, src, {
       quant,
       onProgress: (p) => {
         if (quiet) return;
@@ -119,29 +129,35 @@ export function registerModelCommands(program: Command): void {
     if ((f.prompt === undefined) === (f.ids === undefined)) throw new CliArgumentError('--prompt/--ids: give exactly one of --prompt TEXT or --ids 1,2,3');
     const opts = genOptions(f);
     const { generateTokens } = await import('../runtime/generate.ts');
-    const { dev, model } = await loadWithProgress(f.model, quantOpt(f.quant), Boolean(f.json));
+    const src = await openModel(f.model);
+    let promptIds: number[];
+    if (f.ids !== undefined) promptIds = idsFor(src, f.ids);
+    else {
+      const tok = requireTokenizer(src, f.chat ? '--chat' : '--prompt');
+      promptIds = f.chat
+        ? tok.encode(tok.applyChatTemplate([{ role: 'user', content: f.prompt! }], { addGenerationPrompt: true }), { addSpecialTokens: false })
+        : tok.encode(f.prompt!, { addSpecialTokens: true });
+    }
+    if (f.stop?.length && !src.tokenizer) throw new MissingTokenizerError(src.tokenizerFile, '--stop');
+    const { dev, model } = await loadWithProgress(src, quantOpt(f.quant), Boolean(f.json));
     try {
-      const tok = model.tokenizer;
-      const promptIds =
-        f.ids !== undefined
-          ? parseIds(f.ids)
-          : f.chat
-            ? tok.encode(tok.applyChatTemplate([{ role: 'user', content: f.prompt! }], { addGenerationPrompt: true }), { addSpecialTokens: false })
-            : tok.encode(f.prompt!, { addSpecialTokens: true });
+      const hasText = model.tokenizer !== null;
       const it = generateTokens(model, promptIds, opts);
       let r = await it.next();
       if (!f.json && f.prompt !== undefined && !f.chat) process.stdout.write(f.prompt);
+      let n = 0;
       while (!r.done) {
-        if (!f.json) process.stdout.write(r.value.text);
+        if (!f.json) process.stdout.write(hasText ? r.value.text : `${n++ ? ',' : ''}${r.value.token}`);
         r = await it.next();
       }
       const res = r.value;
+      const speeds = { finishReason: res.finishReason, promptTokens: res.promptTokens, prefillTokensPerSecond: res.prefillTokensPerSecond, decodeTokensPerSecond: res.decodeTokensPerSecond };
       if (f.json) {
-        process.stdout.write(
-          JSON.stringify({ ids: res.ids, text: res.text, finishReason: res.finishReason, promptTokens: res.promptTokens, prefillTokensPerSecond: res.prefillTokensPerSecond, decodeTokensPerSecond: res.decodeTokensPerSecond }) + '\n',
-        );
+        const text = hasText ? { text: res.text } : { textOmitted: textOmitted(model.tokenizerFile) };
+        process.stdout.write(JSON.stringify({ ids: res.ids, ...text, ...speeds }) + '\n');
       } else {
         process.stdout.write('\n');
+        if (!hasText) process.stderr.write(`note: ${textOmitted(model.tokenizerFile)}\n`);
         process.stderr.write(
           `\n[${res.ids.length} tokens, stopped: ${res.finishReason}] prefill ${res.promptTokens} tokens at ${res.prefillTokensPerSecond.toFixed(1)} tok/s; decode ${res.decodeTokensPerSecond.toFixed(1)} tok/s\n`,
         );
@@ -155,20 +171,26 @@ export function registerModelCommands(program: Command): void {
   withGenerationFlags(program.command('chat').description('interactive chat with the model\'s chat template (empty line or Ctrl-D quits)')).action(async (f: GenFlags) => {
     const opts = genOptions(f);
     const { generateTokens } = await import('../runtime/generate.ts');
-    const { dev, model } = await loadWithProgress(f.model, quantOpt(f.quant));
+    const src = await openModel(f.model);
+    const tok = requireTokenizer(src, 'tessera chat');
+    const { dev, model } = await loadWithProgress(src, quantOpt(f.quant));
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+    rl.setPrompt('> ');
+    // Lines are read through the async iterator: it buffers lines typed (or piped) during generation and ends
+    // cleanly at end of input (Ctrl-D, a closed pipe, < /dev/null), which then exits 0.
+    const lines = rl[Symbol.asyncIterator]();
     const messages: { role: string; content: string }[] = [];
     try {
       for (;;) {
-        let line: string;
-        try {
-          line = await rl.question('> ');
-        } catch {
+        rl.prompt();
+        const next = await lines.next();
+        if (next.done) {
+          process.stdout.write('\n');
           break;
         }
+        const line = String(next.value);
         if (!line.trim()) break;
         messages.push({ role: 'user', content: line });
-        const tok = model.tokenizer;
         const ids = tok.encode(tok.applyChatTemplate(messages, { addGenerationPrompt: true }), { addSpecialTokens: false });
         const it = generateTokens(model, ids, opts);
         let r = await it.next();
@@ -194,16 +216,19 @@ export function registerModelCommands(program: Command): void {
     .option('--quant <mode>', `weights on the GPU: ${QUANT_MODES.join(' | ')}`)
     .option('--json', 'print { "logits": [...], "argmax": [...] }')
     .action(async (f: { model: string; ids: string; quant?: string; json?: boolean }) => {
-      const ids = parseIds(f.ids);
       const { computeLogits } = await import('../runtime/logits.ts');
-      const { dev, model } = await loadWithProgress(f.model, quantOpt(f.quant), Boolean(f.json));
+      const src = await openModel(f.model);
+      const ids = idsFor(src, f.ids);
+      const { dev, model } = await loadWithProgress(src, quantOpt(f.quant), Boolean(f.json));
       try {
         const r = await computeLogits(model, ids);
+        const tok = model.tokenizer;
         if (f.json) process.stdout.write(JSON.stringify({ logits: Array.from(r.last), argmax: r.argmax }) + '\n');
         else {
           const top = Array.from(r.last.entries()).sort((a, b) => b[1] - a[1]).slice(0, 10);
           console.log(`argmax at each position: ${r.argmax.join(', ')}`);
-          console.log(`top 10 at the last position: ${top.map(([i, v]) => `${i}:${v.toFixed(4)} ${JSON.stringify(model.tokenizer.decode([i]))}`).join('  ')}`);
+          console.log(`top 10 at the last position: ${top.map(([i, v]) => `${i}:${v.toFixed(4)}${tok ? ` ${JSON.stringify(tok.decode([i]))}` : ''}`).join('  ')}`);
+          if (!tok) console.log(`(${textOmitted(model.tokenizerFile)})`);
         }
       } finally {
         model.destroy();

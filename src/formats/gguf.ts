@@ -54,9 +54,71 @@ function typeName(id: number): string {
   return ggmlTypeInfo(id)?.name ?? GGMLQuantizationType[id] ?? `unknown type ${id}`;
 }
 
-async function parseHeader(path: string, fileSize: number) {
+type ParsedGguf = Awaited<ReturnType<typeof gguf>>;
+/** Read `length` bytes at `offset` (the tensor data of a file on disk or of bytes in memory). */
+type ReadAt = (offset: number, length: number, tensor: string) => Promise<Uint8Array>;
+
+/**
+ * The tensor and key/value counts of the fixed header checked against the file size before the parser runs: in
+ * GGUF v2/v3 every tensor info takes at least 24 bytes and every key/value at least 13 (v1: 20 and 9), so a count no
+ * file of this size can hold is refused at once (the parser would otherwise walk millions of zero-filled entries).
+ */
+function checkCounts(path: string, given: Uint8Array, fileSize: number): void {
+  if (given.length < 8) return; // the parser reports a missing magic / version
+  const first = new Uint8Array(24);
+  first.set(given.subarray(0, 24));
+  const dv = new DataView(first.buffer);
+  const le = (dv.getUint32(4, true) & 0xffff) !== 0; // the parser's endianness rule
+  const version = dv.getUint32(4, le);
+  let need: bigint;
+  let tensors: bigint;
+  let kvs: bigint;
+  if (version === 1) {
+    tensors = BigInt(dv.getUint32(8, le));
+    kvs = BigInt(dv.getUint32(12, le));
+    need = 16n + tensors * 20n + kvs * 9n;
+  } else if (version === 2 || version === 3) {
+    tensors = dv.getBigUint64(8, le);
+    kvs = dv.getBigUint64(16, le);
+    need = 24n + tensors * 24n + kvs * 13n;
+  } else {
+    return; // the parser reports the unsupported version
+  }
+  if (need > BigInt(fileSize)) {
+    throw new TruncatedFileError({
+      file: path,
+      field: 'header',
+      problem: `declares ${tensors} tensors and ${kvs} metadata entries, which need at least ${need} bytes, but the file has ${fileSize}`,
+      fix: 'The file is truncated or corrupt; download it again',
+    });
+  }
+}
+
+async function readPrefix(path: string, n: number): Promise<Uint8Array> {
+  const fh = await open(path, 'r');
   try {
-    return await gguf(path, { allowLocalFile: true });
+    const buf = new Uint8Array(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function parseHeader(path: string, fileSize: number, bytes?: Uint8Array): Promise<ParsedGguf> {
+  checkCounts(path, bytes ? bytes.subarray(0, 24) : await readPrefix(path, 24), fileSize);
+  try {
+    if (!bytes) return await gguf(path, { allowLocalFile: true });
+    // In memory: the parser's range requests are answered from `bytes` (it only speaks http(s) URLs or local files).
+    const fetchBytes = async (_url: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const m = /bytes=(\d+)-(\d+)/.exec(String((init?.headers as Record<string, string> | undefined)?.Range));
+      const a = Math.min(Number(m?.[1] ?? 0), bytes.byteLength);
+      const b = Math.min(Number(m?.[2] ?? bytes.byteLength - 1) + 1, bytes.byteLength);
+      const range = `bytes ${a}-${b - 1}/${bytes.byteLength}`;
+      // The parser reads only these two members of a response.
+      return { headers: { get: (h: string) => (h.toLowerCase() === 'content-range' ? range : null) }, arrayBuffer: async () => bytes.slice(a, b).buffer } as unknown as Response;
+    };
+    return await gguf('https://memory.invalid/model.gguf', { fetch: fetchBytes as typeof fetch });
   } catch (err) {
     const msg = (err as Error).message;
     if (err instanceof RangeError || /chunk fetches|out of bounds|Offset is outside/i.test(msg)) {
@@ -75,8 +137,31 @@ async function parseHeader(path: string, fileSize: number) {
 export async function openGguf(path: string): Promise<GgufFile> {
   const st = await stat(path).catch(() => undefined);
   if (!st?.isFile()) throw new MissingFileError({ file: path, problem: 'does not exist or is not a file' });
-  const fileSize = st.size;
-  const parsed = await parseHeader(path, fileSize);
+  const readAt: ReadAt = async (offset, length, tensor) => {
+    const out = new Uint8Array(length);
+    const fh = await open(path, 'r');
+    try {
+      let done = 0;
+      while (done < out.byteLength) {
+        const { bytesRead } = await fh.read(out, done, Math.min(1 << 30, out.byteLength - done), offset + done);
+        if (bytesRead === 0) throw new TruncatedFileError({ file: path, tensor, problem: `unexpected end of file at byte ${offset + done}` });
+        done += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+    return out;
+  };
+  return ggufFromHeader(path, await parseHeader(path, st.size), st.size, readAt);
+}
+
+/** A GGUF file held in memory (fetched bytes, a Blob's bytes, a test input), validated as openGguf validates a file. */
+export async function parseGgufBytes(name: string, bytes: Uint8Array): Promise<GgufFile> {
+  const readAt: ReadAt = async (offset, length) => bytes.slice(offset, offset + length);
+  return ggufFromHeader(name, await parseHeader(name, bytes.byteLength, bytes), bytes.byteLength, readAt);
+}
+
+function ggufFromHeader(path: string, parsed: ParsedGguf, fileSize: number, readAt: ReadAt): GgufFile {
   // The parser zero-fills reads past the end of a local file, so check the header fitted.
   const headerEnd = parsed.tensorInfoByteRange[1];
   if (headerEnd > fileSize) {
@@ -105,12 +190,17 @@ export async function openGguf(path: string): Promise<GgufFile> {
     }
     const ne = ti.shape.map(Number);
     const nElements = ne.reduce((a, b) => a * b, 1);
-    if (ne.length > 0 && ne[0]! % info.blockSize !== 0) {
+    // A scalar (no dims) is one row of one element.
+    const rowLength = ne.length > 0 ? ne[0]! : 1;
+    if (rowLength % info.blockSize !== 0) {
       throw new CorruptFileError({
         file: path,
         tensor: ti.name,
-        problem: `row length ne[0] = ${ne[0]} is not a multiple of the ${info.name} block size ${info.blockSize}`,
+        problem: `row length ne[0] = ${rowLength} is not a multiple of the ${info.name} block size ${info.blockSize}`,
       });
+    }
+    if (!Number.isSafeInteger(nElements)) {
+      throw new CorruptFileError({ file: path, tensor: ti.name, problem: `shape [${ne.join(', ')}] has more elements than any file can hold` });
     }
     const rel = Number(ti.offset);
     if (rel % alignment !== 0) {
@@ -158,21 +248,7 @@ export async function openGguf(path: string): Promise<GgufFile> {
   };
   const readRaw = async (name: string): Promise<Uint8Array> => {
     const t = info(name);
-    const out = new Uint8Array(t.byteSize);
-    const fh = await open(path, 'r');
-    try {
-      let done = 0;
-      while (done < out.byteLength) {
-        const { bytesRead } = await fh.read(out, done, Math.min(1 << 30, out.byteLength - done), t.offset + done);
-        if (bytesRead === 0) {
-          throw new TruncatedFileError({ file: path, tensor: name, problem: `unexpected end of file at byte ${t.offset + done}` });
-        }
-        done += bytesRead;
-      }
-    } finally {
-      await fh.close();
-    }
-    return out;
+    return readAt(t.offset, t.byteSize, name);
   };
   return {
     path,

@@ -162,46 +162,68 @@ export function parseSafetensorsHeader(
   return { file, fileSize, dataStart, metadata, tensors };
 }
 
+/** The header length from the file's first 8 bytes, checked against the limit and the file size. */
+function headerLength(file: string, first8: Uint8Array, size: number): number {
+  const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
+  if (n > BigInt(MAX_HEADER_BYTES)) {
+    throw new CorruptFileError({
+      file,
+      field: 'header length',
+      problem: `header length ${n} exceeds the ${MAX_HEADER_BYTES}-byte limit; this is not a safetensors file`,
+    });
+  }
+  const headerLen = Number(n);
+  if (8 + headerLen > size) {
+    throw new TruncatedFileError({
+      file,
+      field: 'header length',
+      problem: `header of ${headerLen} bytes does not fit in the ${size}-byte file`,
+      fix: 'The file is truncated or not a safetensors file; download it again',
+    });
+  }
+  return headerLen;
+}
+
+function headerJson(file: string, headerBytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
+  } catch (err) {
+    throw new CorruptFileError({
+      file,
+      field: 'header',
+      problem: `header is not valid UTF-8 JSON (${(err as Error).message})`,
+    });
+  }
+}
+
+const tooShort = (file: string, size: number) =>
+  new TruncatedFileError({ file, problem: `file has ${size} bytes, fewer than the 8-byte header length` });
+
+/**
+ * Validate the header of safetensors bytes held in memory (a fetched file, a Blob's bytes, a test input). `bytes`
+ * must hold at least the header; `fileSize` is the whole file's size (default: bytes.byteLength).
+ */
+export function parseSafetensorsBytes(file: string, bytes: Uint8Array, fileSize = bytes.byteLength): SafetensorsHeader {
+  if (fileSize < 8 || bytes.byteLength < 8) throw tooShort(file, Math.min(fileSize, bytes.byteLength));
+  const headerLen = headerLength(file, bytes.subarray(0, 8), fileSize);
+  if (bytes.byteLength < 8 + headerLen) {
+    throw new TruncatedFileError({ file, field: 'header', problem: `header of ${headerLen} bytes but only ${bytes.byteLength - 8} bytes of it were given` });
+  }
+  return parseSafetensorsHeader(file, headerJson(file, bytes.subarray(8, 8 + headerLen)), 8 + headerLen, fileSize);
+}
+
 /** Read and validate the header of a .safetensors file (reads only the header bytes). */
 export async function readSafetensorsHeader(file: string): Promise<SafetensorsHeader> {
   const fh = await open(file, 'r');
   try {
     const { size } = await fh.stat();
-    if (size < 8) {
-      throw new TruncatedFileError({ file, problem: `file has ${size} bytes, fewer than the 8-byte header length` });
-    }
+    if (size < 8) throw tooShort(file, size);
     const lenBuf = new Uint8Array(8);
     await readFully(fh, lenBuf, 0, file);
-    const n = new DataView(lenBuf.buffer).getBigUint64(0, true);
-    if (n > BigInt(MAX_HEADER_BYTES)) {
-      throw new CorruptFileError({
-        file,
-        field: 'header length',
-        problem: `header length ${n} exceeds the ${MAX_HEADER_BYTES}-byte limit; this is not a safetensors file`,
-      });
-    }
-    const headerLen = Number(n);
-    if (8 + headerLen > size) {
-      throw new TruncatedFileError({
-        file,
-        field: 'header length',
-        problem: `header of ${headerLen} bytes does not fit in the ${size}-byte file`,
-        fix: 'The file is truncated or not a safetensors file; download it again',
-      });
-    }
+    const headerLen = headerLength(file, lenBuf, size);
     const headerBytes = new Uint8Array(headerLen);
     await readFully(fh, headerBytes, 8, file);
-    let json: unknown;
-    try {
-      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
-    } catch (err) {
-      throw new CorruptFileError({
-        file,
-        field: 'header',
-        problem: `header is not valid UTF-8 JSON (${(err as Error).message})`,
-      });
-    }
-    return parseSafetensorsHeader(file, json, 8 + headerLen, size);
+    return parseSafetensorsHeader(file, headerJson(file, headerBytes), 8 + headerLen, size);
   } finally {
     await fh.close();
   }

@@ -52,6 +52,44 @@ export interface DecoderConfig {
 
 type Raw = Record<string, unknown>;
 
+/**
+ * Bounds on every config size that sizes an allocation (tensors, KV cache, RoPE tables, per-layer lists). They are
+ * far above any released checkpoint and far below what would exhaust memory, so a typo (1e9 layers) fails at once.
+ */
+export const SIZE_LIMITS = {
+  hidden_size: [1, 65536],
+  num_hidden_layers: [1, 1024],
+  num_attention_heads: [1, 1024],
+  num_key_value_heads: [1, 1024],
+  head_dim: [1, 2048],
+  intermediate_size: [1, 1 << 20],
+  vocab_size: [1, 1 << 22],
+  max_position_embeddings: [1, 1 << 24],
+  original_max_position_embeddings: [1, 1 << 24],
+  sliding_window: [0, 1 << 24],
+  sliding_window_pattern: [1, 1024],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export type SizeField = keyof typeof SIZE_LIMITS;
+
+/** An integer in [min, max] (a bigint from GGUF metadata too), or a ModelConfigError naming file, field, value and range. */
+export function checkSize(file: string, field: string, v: unknown, [min, max]: readonly [number, number]): number {
+  const n = typeof v === 'bigint' && v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    const shown = typeof v === 'bigint' ? v.toString() : JSON.stringify(v);
+    throw new ModelConfigError(file, field, `must be an integer from ${min} to ${max}, got ${shown}`);
+  }
+  return n;
+}
+
+/** A positive finite number (epsilons, RoPE bases, scaling factors). */
+export function checkPositive(file: string, field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    throw new ModelConfigError(file, field, `must be a positive finite number, got ${typeof v === 'bigint' ? v.toString() : JSON.stringify(v)}`);
+  }
+  return v;
+}
+
 function num(raw: Raw, file: string, key: string, fallback?: number): number {
   const v = raw[key];
   if (v === undefined || v === null) {
@@ -62,10 +100,17 @@ function num(raw: Raw, file: string, key: string, fallback?: number): number {
   return v;
 }
 
-function int(raw: Raw, file: string, key: string, fallback?: number): number {
-  const v = num(raw, file, key, fallback);
-  if (!Number.isInteger(v) || v < 0) throw new ModelConfigError(file, key, `must be a non-negative integer, got ${v}`);
-  return v;
+function positive(raw: Raw, file: string, key: string, fallback?: number, prefix = ''): number {
+  return checkPositive(file, prefix + key, num(raw, file, key, fallback));
+}
+
+function size(raw: Raw, file: string, key: SizeField, fallback?: number, prefix = ''): number {
+  const v = raw[key];
+  if (v === undefined || v === null) {
+    if (fallback !== undefined) return checkSize(file, prefix + key, fallback, SIZE_LIMITS[key]);
+    throw new ModelConfigError(file, prefix + key, 'required field is missing');
+  }
+  return checkSize(file, prefix + key, v, SIZE_LIMITS[key]);
 }
 
 function ids(v: unknown): number[] {
@@ -77,16 +122,18 @@ function ids(v: unknown): number[] {
 function ropeScaling(raw: Raw, file: string): RopeScaling {
   const rs = raw.rope_scaling as Raw | null | undefined;
   if (!rs) return { type: 'default', factor: 1 };
+  if (typeof rs !== 'object' || Array.isArray(rs)) throw new ModelConfigError(file, 'rope_scaling', `must be an object or null, got ${JSON.stringify(rs)}`);
   const type = String(rs.rope_type ?? rs.type ?? 'default');
   if (type === 'default') return { type: 'default', factor: 1 };
-  if (type === 'linear') return { type: 'linear', factor: num(rs, file, 'factor') };
+  const p = 'rope_scaling.';
+  if (type === 'linear') return { type: 'linear', factor: positive(rs, file, 'factor', undefined, p) };
   if (type === 'llama3') {
     return {
       type: 'llama3',
-      factor: num(rs, file, 'factor'),
-      lowFreqFactor: num(rs, file, 'low_freq_factor'),
-      highFreqFactor: num(rs, file, 'high_freq_factor'),
-      originalMaxPositionEmbeddings: num(rs, file, 'original_max_position_embeddings'),
+      factor: positive(rs, file, 'factor', undefined, p),
+      lowFreqFactor: positive(rs, file, 'low_freq_factor', undefined, p),
+      highFreqFactor: positive(rs, file, 'high_freq_factor', undefined, p),
+      originalMaxPositionEmbeddings: size(rs, file, 'original_max_position_embeddings', undefined, p),
     };
   }
   throw new ModelConfigError(file, 'rope_scaling.rope_type', `"${type}" is not supported (supported: default, linear, llama3)`);
@@ -106,7 +153,7 @@ const FAMILIES: Record<string, Family> = {
   },
   MistralForCausalLM: {
     family: 'llama',
-    build: (raw, _file, b) => ({ slidingWindow: Array(b.numLayers).fill(typeof raw.sliding_window === 'number' ? raw.sliding_window : 0) }),
+    build: (raw, file, b) => ({ slidingWindow: Array(b.numLayers).fill(size(raw, file, 'sliding_window', 0)) }),
   },
   Qwen2ForCausalLM: {
     family: 'qwen2',
@@ -119,16 +166,20 @@ const FAMILIES: Record<string, Family> = {
   Gemma3ForCausalLM: {
     family: 'gemma3',
     build: (raw, file, b) => {
-      const window = int(raw, file, 'sliding_window', 4096);
+      const window = size(raw, file, 'sliding_window', 4096);
       let layerTypes = raw.layer_types as string[] | undefined;
       if (!Array.isArray(layerTypes)) {
-        const pattern = int(raw, file, 'sliding_window_pattern', 6);
+        const pattern = size(raw, file, 'sliding_window_pattern', 6);
         layerTypes = Array.from({ length: b.numLayers }, (_, i) => ((i + 1) % pattern === 0 ? 'full_attention' : 'sliding_attention'));
       }
       if (layerTypes.length !== b.numLayers) {
         throw new ModelConfigError(file, 'layer_types', `has ${layerTypes.length} entries but num_hidden_layers is ${b.numLayers}`);
       }
-      const qpas = num(raw, file, 'query_pre_attn_scalar', b.headDim);
+      const badType = layerTypes.findIndex((t) => t !== 'sliding_attention' && t !== 'full_attention');
+      if (badType >= 0) {
+        throw new ModelConfigError(file, `layer_types[${badType}]`, `${JSON.stringify(layerTypes[badType])} is not "sliding_attention" or "full_attention"`);
+      }
+      const qpas = positive(raw, file, 'query_pre_attn_scalar', b.headDim);
       const act = String(raw.hidden_activation ?? raw.hidden_act ?? 'gelu_pytorch_tanh');
       if (!/gelu/.test(act)) throw new ModelConfigError(file, 'hidden_activation', `"${act}" is not supported for Gemma 3 (gelu_pytorch_tanh)`);
       return {
@@ -142,7 +193,7 @@ const FAMILIES: Record<string, Family> = {
         attnSoftcap: 0,
         finalSoftcap: typeof raw.final_logit_softcapping === 'number' ? raw.final_logit_softcapping : 0,
         slidingWindow: layerTypes.map((t) => (t === 'sliding_attention' ? window : 0)),
-        ropeLocalTheta: num(raw, file, 'rope_local_base_freq', 10000),
+        ropeLocalTheta: positive(raw, file, 'rope_local_base_freq', 10000),
         attentionBias: Boolean(raw.attention_bias),
       };
     },
@@ -193,21 +244,25 @@ function flattenRopeParameters(raw: Raw): Raw {
 
 /** Normalize an HF config.json object (already parsed). `file` names it in errors. */
 export function decoderConfigFromHF(given: Raw, file = 'config.json'): DecoderConfig {
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new ModelConfigError(file, '(file)', 'must hold a JSON object');
   const archs = given.architectures;
   if (!Array.isArray(archs) || typeof archs[0] !== 'string') {
     throw new ModelConfigError(file, 'architectures', 'required field is missing (expected e.g. ["LlamaForCausalLM"])');
   }
   const architecture = archs[0];
-  const fam = FAMILIES[architecture];
+  const fam = Object.hasOwn(FAMILIES, architecture) ? FAMILIES[architecture] : undefined;
   if (!fam) throw new UnsupportedArchitectureError(file, architecture, SUPPORTED_ARCHITECTURES);
   const raw: Raw = { ...CLASS_DEFAULTS[architecture], ...flattenRopeParameters(given) };
-  const hiddenSize = int(raw, file, 'hidden_size');
-  const numHeads = int(raw, file, 'num_attention_heads');
-  const numLayers = int(raw, file, 'num_hidden_layers');
-  const headDim = int(raw, file, 'head_dim', numHeads ? hiddenSize / numHeads : undefined);
-  if (!Number.isInteger(headDim) || headDim <= 0) throw new ModelConfigError(file, 'head_dim', `cannot derive from hidden_size ${hiddenSize} / num_attention_heads ${numHeads}`);
-  const numKvHeads = int(raw, file, 'num_key_value_heads', numHeads);
-  if (numKvHeads === 0 || numHeads % numKvHeads !== 0) {
+  // Every size is checked against SIZE_LIMITS before anything is allocated from it.
+  const hiddenSize = size(raw, file, 'hidden_size');
+  const numHeads = size(raw, file, 'num_attention_heads');
+  const numLayers = size(raw, file, 'num_hidden_layers');
+  if (raw.head_dim === undefined || raw.head_dim === null) {
+    if (hiddenSize % numHeads !== 0) throw new ModelConfigError(file, 'head_dim', `missing, and cannot be derived: hidden_size ${hiddenSize} is not a multiple of num_attention_heads ${numHeads}`);
+  }
+  const headDim = size(raw, file, 'head_dim', hiddenSize / numHeads);
+  const numKvHeads = size(raw, file, 'num_key_value_heads', numHeads);
+  if (numHeads % numKvHeads !== 0) {
     throw new ModelConfigError(file, 'num_key_value_heads', `${numKvHeads} must divide num_attention_heads ${numHeads}`);
   }
   const base: BaseFields = { hiddenSize, numHeads, headDim, numLayers };
@@ -219,11 +274,11 @@ export function decoderConfigFromHF(given: Raw, file = 'config.json'): DecoderCo
     numHeads,
     numKvHeads,
     headDim,
-    intermediateSize: int(raw, file, 'intermediate_size'),
-    vocabSize: int(raw, file, 'vocab_size'),
-    maxPositions: int(raw, file, 'max_position_embeddings', 4096),
-    rmsNormEps: num(raw, file, 'rms_norm_eps', 1e-6),
-    ropeTheta: num(raw, file, 'rope_theta', 10000),
+    intermediateSize: size(raw, file, 'intermediate_size'),
+    vocabSize: size(raw, file, 'vocab_size'),
+    maxPositions: size(raw, file, 'max_position_embeddings', 4096),
+    rmsNormEps: positive(raw, file, 'rms_norm_eps', 1e-6),
+    ropeTheta: positive(raw, file, 'rope_theta', 10000),
     ropeScaling: ropeScaling(raw, file),
     tieWordEmbeddings: Boolean(raw.tie_word_embeddings ?? false),
     attentionBias: false,

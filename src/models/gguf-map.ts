@@ -3,6 +3,7 @@
  * Facts carried over from the GGUF convention: llama.cpp's converter permutes LLaMA q/k rows to the interleaved
  * RoPE pair order, and stores Gemma norm weights with the +1 already added.
  */
+import { checkPositive, checkSize, SIZE_LIMITS, type SizeField } from './config.ts';
 import { ModelConfigError, UnsupportedArchitectureError } from './errors.ts';
 
 const ARCH_TO_HF: Record<string, string> = {
@@ -20,39 +21,48 @@ function get(meta: Meta, file: string, key: string, fallback?: unknown): unknown
     if (fallback !== undefined) return fallback;
     throw new ModelConfigError(file, key, 'required GGUF metadata key is missing');
   }
-  return typeof v === 'bigint' ? Number(v) : v;
+  return v;
 }
 
 /** An HF-style config.json object built from GGUF metadata, plus how the GGUF differs from HF conventions. */
 export function hfConfigFromGguf(meta: Meta, file: string): { config: Record<string, unknown>; ropeInterleaved: boolean; normsHaveOne: boolean } {
   const arch = String(get(meta, file, 'general.architecture'));
-  const hf = ARCH_TO_HF[arch];
+  const hf = Object.hasOwn(ARCH_TO_HF, arch) ? ARCH_TO_HF[arch] : undefined;
   if (!hf) throw new UnsupportedArchitectureError(file, `${arch} (GGUF general.architecture)`, Object.keys(ARCH_TO_HF));
   const k = (s: string) => `${arch}.${s}`;
-  const heads = Number(get(meta, file, k('attention.head_count')));
-  const hidden = Number(get(meta, file, k('embedding_length')));
-  const tokens = meta['tokenizer.ggml.tokens'] as unknown[] | undefined;
-  const vocab = Number(get(meta, file, k('vocab_size'), tokens?.length ?? undefined));
+  // Sizes and floats are checked here, under their GGUF key names, before anything is built from them.
+  const sz = (key: string, field: SizeField, fallback?: unknown) => checkSize(file, key, get(meta, file, key, fallback), SIZE_LIMITS[field]);
+  const pos = (key: string, fallback?: number) => checkPositive(file, key, get(meta, file, key, fallback));
+  const heads = sz(k('attention.head_count'), 'num_attention_heads');
+  const hidden = sz(k('embedding_length'), 'hidden_size');
+  const tokens = meta['tokenizer.ggml.tokens'];
+  const vocab = sz(k('vocab_size'), 'vocab_size', Array.isArray(tokens) ? tokens.length : undefined);
+  const keyLength = meta[k('attention.key_length')];
+  if (keyLength === undefined && hidden % heads !== 0) {
+    throw new ModelConfigError(file, k('attention.key_length'), `missing, and ${k('embedding_length')} ${hidden} is not a multiple of ${k('attention.head_count')} ${heads}`);
+  }
+  const headDim = sz(k('attention.key_length'), 'head_dim', hidden / heads);
+  const id = (key: string) => (meta[key] === undefined ? undefined : checkSize(file, key, meta[key], [0, vocab - 1]));
   const config: Record<string, unknown> = {
     architectures: [hf],
     hidden_size: hidden,
-    num_hidden_layers: Number(get(meta, file, k('block_count'))),
+    num_hidden_layers: sz(k('block_count'), 'num_hidden_layers'),
     num_attention_heads: heads,
-    num_key_value_heads: Number(get(meta, file, k('attention.head_count_kv'), heads)),
-    head_dim: Number(get(meta, file, k('attention.key_length'), hidden / heads)),
-    intermediate_size: Number(get(meta, file, k('feed_forward_length'))),
+    num_key_value_heads: sz(k('attention.head_count_kv'), 'num_key_value_heads', heads),
+    head_dim: headDim,
+    intermediate_size: sz(k('feed_forward_length'), 'intermediate_size'),
     vocab_size: vocab,
-    max_position_embeddings: Number(get(meta, file, k('context_length'), 4096)),
-    rms_norm_eps: Number(get(meta, file, k('attention.layer_norm_rms_epsilon'), 1e-6)),
-    rope_theta: Number(get(meta, file, k('rope.freq_base'), 10000)),
-    bos_token_id: meta['tokenizer.ggml.bos_token_id'] !== undefined ? Number(meta['tokenizer.ggml.bos_token_id']) : undefined,
-    eos_token_id: meta['tokenizer.ggml.eos_token_id'] !== undefined ? Number(meta['tokenizer.ggml.eos_token_id']) : undefined,
+    max_position_embeddings: sz(k('context_length'), 'max_position_embeddings', 4096),
+    rms_norm_eps: pos(k('attention.layer_norm_rms_epsilon'), 1e-6),
+    rope_theta: pos(k('rope.freq_base'), 10000),
+    bos_token_id: id('tokenizer.ggml.bos_token_id'),
+    eos_token_id: id('tokenizer.ggml.eos_token_id'),
   };
   const scaleType = meta[k('rope.scaling.type')];
-  if (scaleType === 'linear') config.rope_scaling = { rope_type: 'linear', factor: Number(get(meta, file, k('rope.scaling.factor'))) };
+  if (scaleType === 'linear') config.rope_scaling = { rope_type: 'linear', factor: pos(k('rope.scaling.factor')) };
   if (arch === 'gemma3') {
-    config.sliding_window = Number(get(meta, file, k('attention.sliding_window'), 4096));
-    config.query_pre_attn_scalar = Number(get(meta, file, k('attention.key_length'), 256));
+    config.sliding_window = sz(k('attention.sliding_window'), 'sliding_window', 4096);
+    config.query_pre_attn_scalar = keyLength === undefined ? 256 : headDim;
     config.final_logit_softcapping = meta[k('final_logit_softcapping')];
     config.attn_logit_softcapping = meta[k('attn_logit_softcapping')];
     config.tie_word_embeddings = true;
@@ -83,7 +93,7 @@ export function hfTensorName(gguf: string, arch: string): string | undefined {
   const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(gguf);
   if (!m) return undefined;
   const [, layer, part, kind] = m;
-  let hf = LAYER_NAMES[part!];
+  let hf = Object.hasOwn(LAYER_NAMES, part!) ? LAYER_NAMES[part!] : undefined;
   // ffn_norm is the pre-MLP norm: HF calls it post_attention_layernorm in Llama/Qwen, pre_feedforward_layernorm in Gemma 3.
   if (part === 'ffn_norm') hf = arch === 'gemma3' ? 'pre_feedforward_layernorm' : 'post_attention_layernorm';
   return hf ? `model.layers.${layer}.${hf}.${kind}` : undefined;

@@ -1,19 +1,22 @@
-/** loadModel: a model source opened, validated and resident on the GPU, with its tokenizer and decoder. */
+/** loadModel: a model source opened, validated and resident on the GPU, with its tokenizer (when it has one) and decoder. */
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { TextTokenizer } from '../tokenizer/index.ts';
 import type { DecoderConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
-import { openModelSource } from './source.ts';
-import { uploadWeights, type GpuWeights, type LoadProgress, type QuantMode } from './weights.ts';
+import { MissingTokenizerError } from './errors.ts';
+import { openModelSource, type ModelSource } from './source.ts';
+import { checkWeights, uploadWeights, type GpuWeights, type LoadProgress, type QuantMode } from './weights.ts';
 
 export interface LoadedModel {
   path: string;
   config: DecoderConfig;
-  tokenizer: TextTokenizer;
+  /** null for a model without a tokenizer (token ids in and out; EOS from the config). */
+  tokenizer: TextTokenizer | null;
+  /** The tokenizer's file; when `tokenizer` is null, the file that is missing. */
+  tokenizerFile: string;
   weights: GpuWeights;
   decoder: Decoder;
   device: TesseraDevice;
-  /** Generation defaults from generation_config.json (when present). */
   destroy(): void;
 }
 
@@ -24,17 +27,43 @@ export interface LoadModelOptions {
   onProgress?: (p: LoadProgress) => void;
 }
 
-export async function loadModel(device: TesseraDevice, path: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
+/** Open and check a model without touching the GPU: config, tokenizer, every tensor's presence and shape. */
+export async function openModel(path: string): Promise<ModelSource> {
   const src = await openModelSource(path);
+  checkWeights(src);
+  return src;
+}
+
+/** The model's tokenizer, or a MissingTokenizerError naming the missing file and what needed it. */
+export function requireTokenizer(model: Pick<LoadedModel, 'tokenizer' | 'tokenizerFile'>, what: string): TextTokenizer {
+  if (!model.tokenizer) throw new MissingTokenizerError(model.tokenizerFile, what);
+  return model.tokenizer;
+}
+
+export async function loadModelFromSource(device: TesseraDevice, src: ModelSource, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   const weights = await uploadWeights(device, src, { quant: opts.quant, onProgress: opts.onProgress });
-  const decoder = new Decoder(device, src.config, weights, { maxPositions: opts.maxPositions, ropeInterleaved: src.ropeInterleaved });
+  let decoder: Decoder;
+  try {
+    decoder = new Decoder(device, src.config, weights, { maxPositions: opts.maxPositions, ropeInterleaved: src.ropeInterleaved });
+  } catch (e) {
+    weights.destroy();
+    throw e;
+  }
   return {
-    path,
+    path: src.path,
     config: src.config,
     tokenizer: src.tokenizer,
+    tokenizerFile: src.tokenizerFile,
     weights,
     decoder,
     device,
-    destroy: () => weights.destroy(),
+    destroy: () => {
+      decoder.destroy(); // sessions (KV caches, compiled programs) and RoPE tables
+      weights.destroy();
+    },
   };
+}
+
+export async function loadModel(device: TesseraDevice, path: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
+  return loadModelFromSource(device, await openModelSource(path), opts);
 }

@@ -8,7 +8,7 @@ import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
-import { MissingTensorError, ModelConfigError } from './errors.ts';
+import { LayerCountError, MissingTensorError, ModelConfigError } from './errors.ts';
 import type { ModelSource } from './source.ts';
 
 export type QuantMode = 'auto' | 'f32' | 'f16' | 'q4k' | 'q8_0';
@@ -98,6 +98,55 @@ function shapeEq(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
+const LAYER = /^model\.layers\.(\d+)\./;
+
+/**
+ * The layer count of the config against the layers present in the weights: extra layers in the file are an error
+ * (naming the highest), and so is a missing layer (naming its first missing tensor).
+ */
+export function checkLayerCount(src: ModelSource, specs: readonly WeightSpec[] = weightSpecs(src.config)): void {
+  const n = src.config.numLayers;
+  const present = new Set<number>();
+  for (const name of src.names()) {
+    const m = LAYER.exec(name);
+    if (m) present.add(Number(m[1]));
+  }
+  const extra = [...present].filter((l) => l >= n);
+  if (extra.length) {
+    const top = Math.max(...extra);
+    throw new LayerCountError(
+      src.configFile,
+      src.layerCountField,
+      `is ${n} but ${src.weightsFile} holds layers up to model.layers.${top} (${extra.length} layer${extra.length === 1 ? '' : 's'} beyond the config); set ${src.layerCountField} to match the weights`,
+    );
+  }
+  for (let l = 0; l < n; l++) {
+    if (present.has(l)) continue;
+    const first = specs.find((s) => s.name.startsWith(`model.layers.${l}.`))!;
+    throw new LayerCountError(
+      src.configFile,
+      src.layerCountField,
+      `is ${n} but ${src.weightsFile} has no layer ${l} (first missing tensor: "${first.name}"; the file holds ${present.size} layer${present.size === 1 ? '' : 's'}); set ${src.layerCountField} to match the weights`,
+    );
+  }
+}
+
+/** Check every tensor the config implies (layer count, presence, shapes) before anything is uploaded; the specs to load. */
+export function checkWeights(src: ModelSource): WeightSpec[] {
+  const cfg = src.config;
+  const all = weightSpecs(cfg);
+  checkLayerCount(src, all);
+  const specs = all.filter((s) => !s.optional || src.has(s.name));
+  for (const s of specs) {
+    if (!src.has(s.name)) throw new MissingTensorError(src.weightsFile, s.name, `is missing (expected shape [${s.shape.join(', ')}] for ${cfg.architecture})`);
+    const got = src.info(s.name).shape;
+    if (!shapeEq(got, s.shape)) {
+      throw new ModelConfigError(src.weightsFile, s.name, `has shape [${got.join(', ')}] but ${src.kind === 'hf' ? 'config.json' : 'the GGUF metadata'} implies [${s.shape.join(', ')}]`);
+    }
+  }
+  return specs;
+}
+
 export async function uploadWeights(
   dev: TesseraDevice,
   src: ModelSource,
@@ -106,15 +155,7 @@ export async function uploadWeights(
   const cfg = src.config;
   const mode = effectiveQuant(opts.quant ?? 'auto', src, dev);
   const f16 = dev.caps.features.has('shader-f16');
-  const specs = weightSpecs(cfg).filter((s) => !s.optional || src.has(s.name));
-  // Check every tensor before uploading anything.
-  for (const s of specs) {
-    if (!src.has(s.name)) throw new MissingTensorError(src.weightsFile, s.name, `is missing (expected shape [${s.shape.join(', ')}] for ${cfg.architecture})`);
-    const got = src.info(s.name).shape;
-    if (!shapeEq(got, s.shape)) {
-      throw new ModelConfigError(src.weightsFile, s.name, `has shape [${got.join(', ')}] but config.json implies [${s.shape.join(', ')}]`);
-    }
-  }
+  const specs = checkWeights(src);
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
   const notes = new Set<string>();

@@ -5,6 +5,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import schema from '../../spec/kernel-registry.schema.json' with { type: 'json' };
 import { RegistryError, UnknownKernelError } from './errors.ts';
+import { findDuplicateKeys } from './json-keys.ts';
 import type { BindingSpec, KernelVariant, LintMessage, Operation, Registry, UniformField, UniformLayout } from './types.ts';
 
 /** Every WebGPU feature name a variant may require. */
@@ -131,10 +132,20 @@ function checkUniforms(u: UniformLayout, where: string, errs: LintMessage[], ove
   }
 }
 
-function checkBindings(list: BindingSpec[] | RawBinding[], where: string, errs: LintMessage[]): void {
+/** WebGPU's spec minimum of maxBindingsPerBindGroup: a binding index must be below it to bind on every device. */
+export const MAX_BINDING_INDEX = 999;
+
+function checkBindings(list: BindingSpec[] | RawBinding[], where: string, errs: LintMessage[], checkIndexLimit = true): void {
   const idx = new Map<number, string | undefined>();
   const names = new Set<string>();
   for (const b of list) {
+    if (checkIndexLimit && b.index > MAX_BINDING_INDEX) {
+      errs.push({
+        level: 'error',
+        where: `${where}[${b.index}]${b.name ? ` ("${b.name}")` : ''}`,
+        message: `binding index ${b.index} is beyond the WebGPU limit: indices must be below maxBindingsPerBindGroup, whose guaranteed minimum is ${MAX_BINDING_INDEX + 1}; renumber the binding`,
+      });
+    }
     if (idx.has(b.index)) errs.push({ level: 'error', where: `${where}[${b.index}]`, message: `duplicate binding index ${b.index}` });
     idx.set(b.index, b.name);
     if (b.name) {
@@ -147,6 +158,34 @@ function checkBindings(list: BindingSpec[] | RawBinding[], where: string, errs: 
 export interface ParseOptions {
   /** Called with each variant's WGSL file; return false when it does not exist (strict mode). */
   wgslExists?: (file: string) => boolean;
+}
+
+/**
+ * Parse registry JSON text: JSON syntax, keys repeated within an object (JSON.parse would keep only the last),
+ * then everything parseRegistry checks; all problems are reported together in one RegistryError.
+ */
+export function parseRegistryText(text: string, file: string, opts: ParseOptions = {}): Registry {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new RegistryError(file, [{ level: 'error', where: '(file)', message: `not valid JSON: ${(e as Error).message}` }]);
+  }
+  const dups: LintMessage[] = findDuplicateKeys(text).map((d) => ({
+    level: 'error',
+    where: d.path,
+    message: `duplicate key "${d.key}" (JSON.parse keeps only the last value; remove or rename one)`,
+  }));
+  let reg: Registry | undefined;
+  let problems: LintMessage[] = [];
+  try {
+    reg = parseRegistry(json, file, opts);
+  } catch (e) {
+    if (!(e instanceof RegistryError)) throw e;
+    problems = e.problems;
+  }
+  if (dups.length || !reg) throw new RegistryError(file, [...dups, ...problems]);
+  return reg;
 }
 
 export function parseRegistry(json: unknown, file: string, opts: ParseOptions = {}): Registry {
@@ -178,7 +217,7 @@ export function parseRegistry(json: unknown, file: string, opts: ParseOptions = 
         const merged = new Map(bindings.map((b) => [b.index, b]));
         for (const b of normalizeBindings(v.bindingsOverride, `${id}.bindingsOverride`, warnings)) merged.set(b.index, b);
         vb = [...merged.values()].sort((a, b) => a.index - b.index);
-        checkBindings(vb, `${id}.bindings (base merged with bindingsOverride)`, errors);
+        checkBindings(vb, `${id}.bindings (base merged with bindingsOverride)`, errors, false);
       }
       const vu = v.uniformsOverride ?? uniforms;
       if (v.uniformsOverride) checkUniforms(vu, `${id}.uniformsOverride`, errors);

@@ -170,7 +170,7 @@ export function ggufToTokenizerParts(md: Metadata, options: GgufTokenizerOptions
   let decoder: ComponentJson;
   if (kind === 'gpt2') {
     const pre = options.preTokenizer ?? (md['tokenizer.ggml.pre'] as string | undefined) ?? 'default';
-    const spec = PRE_TOKENIZERS[pre];
+    const spec = Object.hasOwn(PRE_TOKENIZERS, pre) ? PRE_TOKENIZERS[pre] : undefined;
     if (!spec) {
       throw new UnsupportedFormatError({
         file: origin,

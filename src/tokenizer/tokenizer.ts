@@ -7,10 +7,14 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
-import { CorruptFileError, MissingFileError, UnsupportedFormatError } from '../formats/errors.ts';
+import { CorruptFileError, FormatError, MissingFileError, UnsupportedFormatError } from '../formats/errors.ts';
 import { ChatTemplate, type ChatTemplateOptions } from './chat-template.ts';
 import { StreamDecoder } from './stream.ts';
 import { specialTokenContent, type ChatMessage, type TokenizerConfigJson, type TokenizerJson } from './types.ts';
+import { checkEncoded, checkTokenizerFiles } from './validate.ts';
+
+/** Encoded and decoded once at load, so a malformed tokenizer fails there rather than at the first prompt. */
+const PROBE = 'Hello, world! 12345 \u00e9\u4e16 \n\t';
 
 export interface EncodeOptions {
   /** Add the special tokens of the post-processor (e.g. BOS). Default true. */
@@ -50,6 +54,7 @@ export class TextTokenizer {
 
   constructor(json: TokenizerJson, config: TokenizerConfigJson, options: TokenizerOptions = {}) {
     this.origin = options.origin ?? '(tokenizer.json)';
+    checkTokenizerFiles(json, config, this.origin);
     try {
       this.hf = new HfTokenizer(json, config);
     } catch (err) {
@@ -58,42 +63,65 @@ export class TextTokenizer {
         problem: `tokenizer.json could not be loaded: ${(err as Error).message}`,
       });
     }
-    // bos/eos must resolve (generation depends on them); pad/unk are only informative.
-    const idOf = (field: 'bos_token' | 'eos_token' | 'pad_token' | 'unk_token', strict = true): [string | undefined, number | undefined] => {
-      const content = specialTokenContent(config[field]);
-      if (content === undefined) return [undefined, undefined];
-      const id = this.hf.token_to_id(content);
-      if (id === undefined && strict) {
-        throw new CorruptFileError({ file: this.origin, field, problem: `token ${JSON.stringify(content)} is not in the vocabulary` });
+    try {
+      // bos/eos must resolve (generation depends on them); pad/unk are only informative.
+      const idOf = (field: 'bos_token' | 'eos_token' | 'pad_token' | 'unk_token', strict = true): [string | undefined, number | undefined] => {
+        const content = specialTokenContent(config[field]);
+        if (content === undefined) return [undefined, undefined];
+        const id = this.hf.token_to_id(content);
+        if (id === undefined && strict) {
+          throw new CorruptFileError({ file: this.origin, field, problem: `token ${JSON.stringify(content)} is not in the vocabulary` });
+        }
+        return [content, id];
+      };
+      [this.bosToken, this.bosTokenId] = idOf('bos_token');
+      let eosId: number | undefined;
+      [this.eosToken, eosId] = idOf('eos_token');
+      [, this.padTokenId] = idOf('pad_token', false);
+      [, this.unkTokenId] = idOf('unk_token', false);
+      this.eosTokenIds = [...new Set([...(eosId !== undefined ? [eosId] : []), ...(options.extraEosTokenIds ?? [])])];
+      this.specialIds = new Set([...this.hf.get_added_tokens_decoder()].filter(([, t]) => t.special).map(([id]) => id));
+      let maxId = -1;
+      for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
+      this.vocabSize = maxId + 1;
+      this.chatTemplateSource = options.chatTemplate ?? pickChatTemplate(config.chat_template);
+      this.templateTokens = {
+        bos_token: this.bosToken,
+        eos_token: this.eosToken,
+        unk_token: specialTokenContent(config.unk_token),
+        pad_token: specialTokenContent(config.pad_token),
+      };
+      // Probe: encode and decode once, so a malformed tokenizer fails here, naming the file.
+      for (const special of [true, false]) {
+        const ids = checkEncoded(this.hf.encode(PROBE, { add_special_tokens: special }).ids, this.origin);
+        this.hf.decode(ids, { skip_special_tokens: false });
       }
-      return [content, id];
-    };
-    [this.bosToken, this.bosTokenId] = idOf('bos_token');
-    let eosId: number | undefined;
-    [this.eosToken, eosId] = idOf('eos_token');
-    [, this.padTokenId] = idOf('pad_token', false);
-    [, this.unkTokenId] = idOf('unk_token', false);
-    this.eosTokenIds = [...new Set([...(eosId !== undefined ? [eosId] : []), ...(options.extraEosTokenIds ?? [])])];
-    this.specialIds = new Set([...this.hf.get_added_tokens_decoder()].filter(([, t]) => t.special).map(([id]) => id));
-    let maxId = -1;
-    for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
-    this.vocabSize = maxId + 1;
-    this.chatTemplateSource = options.chatTemplate ?? pickChatTemplate(config.chat_template);
-    this.templateTokens = {
-      bos_token: this.bosToken,
-      eos_token: this.eosToken,
-      unk_token: specialTokenContent(config.unk_token),
-      pad_token: specialTokenContent(config.pad_token),
-    };
+    } catch (err) {
+      throw this.wrap('load', err);
+    }
+  }
+
+  /** An error from the tokenizer library (a TypeError on a malformed file) as a CorruptFileError naming the file. */
+  private wrap(what: string, err: unknown): FormatError {
+    if (err instanceof FormatError) return err;
+    return new CorruptFileError({ file: this.origin, problem: `the tokenizer failed to ${what === 'load' ? 'load (encoding a probe text)' : what}: ${(err as Error)?.message ?? String(err)}`, fix: 'The tokenizer files are malformed; re-export them' });
+  }
+
+  private guard<T>(what: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw this.wrap(what, err);
+    }
   }
 
   encode(text: string, options: EncodeOptions = {}): number[] {
-    return this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+    return this.guard('encode', () => checkEncoded(this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids, this.origin));
   }
 
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
     if (ids.length === 0) return '';
-    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false });
+    return this.guard('decode', () => this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false }));
   }
 
   tokenToId(token: string): number | undefined {
@@ -117,7 +145,7 @@ export class TextTokenizer {
   streamDecoder(options: DecodeOptions = {}): StreamDecoder {
     const skip = options.skipSpecialTokens ?? false;
     return new StreamDecoder((ids) =>
-      ids.length === 0 ? '' : this.hf.decode(ids, { skip_special_tokens: skip, clean_up_tokenization_spaces: false }),
+      ids.length === 0 ? '' : this.guard('decode', () => this.hf.decode(ids, { skip_special_tokens: skip, clean_up_tokenization_spaces: false })),
     );
   }
 
