@@ -72,14 +72,8 @@ function hasKernelPasses(passes: readonly PassSpec[]): boolean {
 async function registryLookup(c: KernelContract): Promise<KernelLookup | undefined> {
   if (!c.variants.some((v) => hasKernelPasses(v.passes))) return undefined;
   const { defaultRegistry } = await import('../registry/load.ts');
-  const reg = defaultRegistry();
-  return (id) => {
-    try {
-      return reg.variant(id);
-    } catch {
-      return undefined;
-    }
-  };
+  const { registryLookup: lookup } = await import('../ops/runner.ts');
+  return lookup(defaultRegistry());
 }
 
 const pad = (s: string, n: number) => s.padEnd(n);

@@ -13,8 +13,11 @@ import type { KernelContract, PassSpec } from './types.ts';
 
 type Problem = { path: string; message: string };
 
-/** Namespaces the resolver puts in every scope (`repeat` inside passes). */
-export const NAMESPACES = new Set(['attrs', 'tunables', 'tensorDtypes', 'device', 'shapes', 'ranks', 'repeat']);
+/**
+ * Namespaces the resolver puts in every scope (`repeat` inside passes; `kernel` in a pass that names a registry
+ * kernel: its workgroup size and WGSL constants; `kernels`: those of every kernel the contract names).
+ */
+export const NAMESPACES = new Set(['attrs', 'tunables', 'tensorDtypes', 'device', 'shapes', 'ranks', 'repeat', 'kernel', 'kernels']);
 
 interface Level {
   derive: Readonly<Record<string, ExprSource>>;

@@ -10,7 +10,7 @@ import { normalizeInputs, type TunableValue } from './inputs.ts';
 import { compileDynamic, type DynamicExpr } from './dynamic.ts';
 import { PackError, packByLayout, packStruct, scalar, write, type PackedField } from './layout.ts';
 import { conditionFailure, offendingNames, requirementFailure, selectionOrder } from './select.ts';
-import { DTYPE_BYTES, type AttributeValue, type BindingSpec, type BufferAccess, type KernelContract, type KernelLookup, type PassSpec, type ShapeSource, type VariantSpec } from './types.ts';
+import { DTYPE_BYTES, type AttributeValue, type BindingSpec, type BufferAccess, type KernelContract, type KernelLookup, type PassSpec, type RegistryKernelInfo, type ShapeSource, type VariantSpec } from './types.ts';
 
 export interface ResolveOptions {
   /** Shapes by contract input name (output shapes may be given too; they are checked). */
@@ -134,7 +134,8 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
   const base = { attrs: n.attrs, tunables: n.tunables, tensorDtypes, device: opts.device };
 
   // Output shapes: evaluated against input shapes (a throwaway scope, so no memo sees partial shapes).
-  const pre = new Scope({ values: { ...base, shapes: n.shapes, ranks: n.ranks }, derive: contract.derive });
+  const kernels = kernelsValue(contract, opts.kernels);
+  const pre = new Scope({ values: { ...base, shapes: n.shapes, ranks: n.ranks, kernels }, derive: contract.derive });
   const shapes: Record<string, readonly number[]> = { ...n.shapes };
   const ranks: Record<string, number> = { ...n.ranks };
   const outputs: Plan['outputs'] = [];
@@ -156,7 +157,7 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
     ranks[name] = shape.length;
     outputs.push({ name, dtype: n.dtypes[name]!, shape });
   }
-  const root = new Scope({ values: { ...base, shapes, ranks }, derive: contract.derive });
+  const root = new Scope({ values: { ...base, shapes, ranks, kernels }, derive: contract.derive });
 
   // Dynamic attributes: static bounds, checked for the values given here (the program layer checks every call).
   const dyn = dynamicNames(contract);
@@ -310,6 +311,35 @@ export function uniformBytes(plan: Plan, b: Extract<PlanBinding, { kind: 'unifor
   return data;
 }
 
+/** What a contract expression sees of a registry kernel: `kernel.workgroup[0]`, `kernel.constants.KMAX`. */
+function kernelValue(info: RegistryKernelInfo | undefined): Record<string, unknown> {
+  return { workgroup: [...(info?.workgroup ?? [])], constants: { ...(info?.constants ?? {}) } };
+}
+
+const kernelsCache = new WeakMap<KernelContract, WeakMap<KernelLookup, Record<string, unknown>>>();
+/** `kernels["op.variant"]`: every registry kernel the contract's passes name (for root-level expressions). */
+function kernelsValue(c: KernelContract, lookup: KernelLookup | undefined): Record<string, unknown> {
+  if (!lookup) return {};
+  let m = kernelsCache.get(c);
+  if (!m) kernelsCache.set(c, (m = new WeakMap()));
+  let v = m.get(lookup);
+  if (!v) {
+    v = {};
+    const walk = (ps: readonly PassSpec[]) => {
+      for (const p of ps) {
+        if (p.kernel && !(p.kernel in v!)) {
+          const info = lookup(p.kernel);
+          if (info) v![p.kernel] = kernelValue(info);
+        }
+        if (p.passes) walk(p.passes);
+      }
+    };
+    for (const variant of c.variants) walk(variant.passes);
+    m.set(lookup, v);
+  }
+  return v;
+}
+
 const dynamicCache = new WeakMap<KernelContract, ReadonlySet<string>>();
 /** The contract's dynamic attribute names. */
 export function dynamicNames(c: KernelContract): ReadonlySet<string> {
@@ -368,7 +398,7 @@ function expandPasses(c: Ctx, specs: readonly PassSpec[], parent: Scope, prefix:
       }
       continue;
     }
-    const s = parent.child({ values: { repeat }, derive: p.derive, label: `pass ${path}.derive` });
+    const s = parent.child({ values: { repeat, ...(p.kernel ? { kernel: kernelValue(c.opts.kernels?.(p.kernel)) } : {}) }, derive: p.derive, label: `pass ${path}.derive` });
     const chain = p.derive ? [...derives, s] : derives;
     const derived: Record<string, unknown> = {};
     for (const d of chain) for (const name of d.ownDerivedNames()) derived[name] = c.evalOrFail(s, name, `pass ${path}.derive.${name}`, `pass ${path} derive.${name}`);

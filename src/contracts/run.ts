@@ -20,7 +20,7 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
 import { Recorder, type Dispatch, type KernelTime } from '../gpu/recorder.ts';
 import { getKernel, registryLookup, type BoundKernel } from '../registry/binder.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/load.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { ContractInputError } from './errors.ts';
 import { checkDynamicValue, resolveContract, uniformBytes, type Plan, type PlanBinding, type PlanPass, type ResolveOptions } from './plan.ts';
@@ -286,7 +286,7 @@ export function planFor(dev: TesseraDevice, contract: KernelContract, opts: RunC
     ...(opts.variant ? { variant: opts.variant } : {}),
     ...(opts.source ? { source: opts.source } : {}),
     device: dev.caps,
-    kernels: opts.kernels ?? registryLookup(opts.registry ?? defaultRegistry()),
+    kernels: opts.kernels ?? registryLookup(opts.registry ?? defaultRegistry(), readWgslSync),
   };
   return resolveContract(contract, ro);
 }

@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import schema from '../../spec/kernel-contract.schema.json' with { type: 'json' };
 import { BUILTINS, compile, ExprError, type ExprSource } from '../expr/index.ts';
 import { ContractSchemaError } from './errors.ts';
-import { flowProblems } from './flow.ts';
+import { flowProblems, NAMESPACES } from './flow.ts';
 import { DTYPE_BYTES, type KernelContract, type PassSpec, type ShapeSource } from './types.ts';
 
 let validator: ValidateFunction | undefined;
@@ -91,7 +91,7 @@ function checkShape(src: ShapeSource, path: string, out: Problem[]): void {
   else src.forEach((d, i) => checkExpr(d, `${path}[${i}]`, out));
 }
 /** Names expressions read from the scope: a derived name equal to one of them would shadow it. */
-const SCOPE_NAMESPACES = new Set(['attrs', 'tunables', 'tensorDtypes', 'device', 'shapes', 'ranks', 'repeat']);
+const SCOPE_NAMESPACES = NAMESPACES;
 
 function checkDerive(map: Readonly<Record<string, ExprSource>> | undefined, path: string, out: Problem[]): void {
   for (const [k, v] of Object.entries(map ?? {})) {

@@ -119,6 +119,8 @@ export interface RegistryKernelInfo {
   wgsl?: string;
   entryPoint?: string;
   workgroup?: readonly number[];
+  /** Module-scope integer constants of the kernel's WGSL (`const KMAX: u32 = 128u;`), for contract expressions. */
+  constants?: Readonly<Record<string, number>>;
 }
 export type KernelLookup = (kernel: string) => RegistryKernelInfo | undefined;
 

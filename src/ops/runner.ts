@@ -11,7 +11,8 @@ import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type K
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Recorder } from '../gpu/recorder.ts';
 import { recordContract, type GpuTensorRef } from '../contracts/run.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/load.ts';
+import { registryLookup as binderLookup } from '../registry/binder.ts';
 import type { Registry } from '../registry/types.ts';
 
 /** What a plan depends on: a tensor's contract dtype name and its shape. */
@@ -35,15 +36,9 @@ export class OpError extends Error {
   }
 }
 
+/** The registry lookup contracts resolve against, with each kernel's WGSL constants (Node: read from src/kernels). */
 export function registryLookup(reg: Registry): KernelLookup {
-  return (id) => {
-    try {
-      const v = reg.variant(id);
-      return { requires: v.requires, bindings: v.bindings, uniforms: v.uniforms, wgsl: v.wgsl, entryPoint: v.entryPoint, workgroup: v.workgroup };
-    } catch {
-      return undefined;
-    }
-  };
+  return binderLookup(reg, readWgslSync);
 }
 
 function elementBytes(dtype: string): number {

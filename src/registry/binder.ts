@@ -9,6 +9,7 @@ import type { KernelLookup } from '../contracts/types.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { KernelVariant, Registry } from './types.ts';
 import { specializeWgsl } from './wgsl-features.ts';
+import { wgslConstants } from './wgsl-constants.ts';
 
 /** Where WGSL source comes from (Node: files under src/kernels; browser: a bundled map). */
 export type WgslSource = (file: string) => Promise<string>;
@@ -66,15 +67,30 @@ export async function getKernel(dev: TesseraDevice, v: KernelVariant): Promise<B
   return { variant: v, pipeline, layout };
 }
 
-/** What the contract resolver needs to know of a registry kernel (`operation.variant`): undefined when unknown. */
-export function registryLookup(reg: Registry): KernelLookup {
+let wgslTextReader: ((file: string) => string | undefined) | undefined;
+/** The synchronous WGSL reader lookups use by default (Node: set by registry/load.ts; a page may set its own). */
+export function setWgslTextReader(r: ((file: string) => string | undefined) | undefined): void {
+  wgslTextReader = r;
+}
+
+/**
+ * What the contract resolver needs to know of a registry kernel (`operation.variant`): undefined when unknown.
+ * With `wgslText` (a synchronous reader of the kernel's WGSL file), the kernel's module-scope constants come along,
+ * so contract expressions read them (`kernel.constants.KMAX`) instead of repeating them.
+ */
+export function registryLookup(reg: Registry, wgslText: ((file: string) => string | undefined) | undefined = wgslTextReader): KernelLookup {
+  const infos = new Map<string, ReturnType<KernelLookup>>();
   return (id) => {
+    if (infos.has(id)) return infos.get(id);
     let v: KernelVariant;
     try {
       v = reg.variant(id);
     } catch {
       return undefined;
     }
-    return { requires: v.requires, bindings: v.bindings, uniforms: v.uniforms, wgsl: v.wgsl, entryPoint: v.entryPoint, workgroup: v.workgroup };
+    const text = v.source ?? wgslText?.(v.wgsl);
+    const info = { requires: v.requires, bindings: v.bindings, uniforms: v.uniforms, wgsl: v.wgsl, entryPoint: v.entryPoint, workgroup: v.workgroup, ...(text !== undefined ? { constants: wgslConstants(text) } : {}) };
+    infos.set(id, info);
+    return info;
   };
 }

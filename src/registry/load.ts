@@ -2,8 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RegistryError } from './errors.ts';
-import { parseRegistry } from './parse.ts';
+import { parseRegistryText } from './parse.ts';
 import type { Registry } from './types.ts';
+import { setWgslTextReader } from './binder.ts';
 
 export const DEFAULT_REGISTRY_PATH = fileURLToPath(new URL('../../spec/kernel-registry.json', import.meta.url));
 export const KERNELS_DIR = fileURLToPath(new URL('../kernels/', import.meta.url));
@@ -23,13 +24,7 @@ export function loadRegistry(path = DEFAULT_REGISTRY_PATH, opts: { strict?: bool
   } catch (e) {
     throw new RegistryError(path, [{ level: 'error', where: '(file)', message: `cannot read: ${(e as Error).message}` }]);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new RegistryError(path, [{ level: 'error', where: '(file)', message: `not valid JSON: ${(e as Error).message}` }]);
-  }
-  return parseRegistry(json, path, opts.strict ? { wgslExists } : {});
+  return parseRegistryText(text, path, opts.strict ? { wgslExists } : {});
 }
 
 let cached: Registry | undefined;
@@ -37,3 +32,13 @@ let cached: Registry | undefined;
 export function defaultRegistry(): Registry {
   return (cached ??= loadRegistry());
 }
+
+const wgslTexts = new Map<string, string | undefined>();
+/** The WGSL text of a registry file name under src/kernels/ (undefined when absent), cached. */
+export function readWgslSync(file: string): string | undefined {
+  if (!wgslTexts.has(file)) wgslTexts.set(file, existsSync(wgslPath(file)) ? readFileSync(wgslPath(file), 'utf8') : undefined);
+  return wgslTexts.get(file);
+}
+
+// Node: registry lookups read each kernel's WGSL constants from src/kernels by default.
+setWgslTextReader(readWgslSync);

@@ -11,7 +11,7 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder, type KernelTime } from '../gpu/recorder.ts';
 import { CONTRACTS_DIR } from '../ops/runner.ts';
 import { registryLookup } from '../registry/binder.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/load.ts';
 import type { Registry } from '../registry/types.ts';
 
 export type Dispatch3 = [number, number, number];
@@ -45,7 +45,7 @@ export function planOp(dev: TesseraDevice, name: string, req: PlanRequest): Plan
     ...(req.tunables ? { tunables: req.tunables } : {}),
     ...(req.variant ? { variant: req.variant } : {}),
     device: dev.caps,
-    kernels: registryLookup(req.registry ?? defaultRegistry()),
+    kernels: registryLookup(req.registry ?? defaultRegistry(), readWgslSync),
     source: `${name}.contract.json`,
   });
 }
