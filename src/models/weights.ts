@@ -6,7 +6,7 @@
 import { f32ToF16Bytes, GgmlType, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import type { Tensor } from '../ops/runner.ts';
+import { opAccepts, type Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
 import { LayerCountError, MissingTensorError, ModelConfigError } from './errors.ts';
 import type { ModelSource } from './source.ts';
@@ -169,10 +169,12 @@ export async function uploadWeights(
       let dtype: string;
       const K = s.shape[s.shape.length - 1]!;
       const native = info.ggmlType;
-      if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q4_K && K % 256 === 0) {
+      // Which block formats a linear reads at this width is the linear contract's answer.
+      const reads = (dtype: string) => s.kind === 'linear' && opAccepts(dev, 'linear', { x: { dtype: 'float32', shape: [1, K] }, w: { dtype, shape: s.shape } });
+      if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q4_K && reads('q4_k')) {
         data = await src.readRaw(s.name);
         dtype = 'q4_k';
-      } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && K % 32 === 0) {
+      } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && reads('q8_0')) {
         data = await src.readRaw(s.name);
         dtype = 'q8_0';
       } else {
@@ -180,18 +182,18 @@ export async function uploadWeights(
         if (s.kind === 'norm' && addOne) for (let j = 0; j < x.length; j++) x[j]! += 1;
         const want = s.kind === 'linear' ? (mode === 'file' ? (f16 ? 'f16' : 'f32') : mode) : s.kind === 'embedding' && f16 && mode !== 'f32' ? 'f16' : 'f32';
         if (native !== undefined && mode === 'file') notes.add(`${src.weightsFile}: ggml type ${native} tensors are dequantized on load (no GPU kernel reads them natively)`);
-        if (want === 'q4k' && K % 256 === 0) {
+        if (want === 'q4k' && reads('q4_k')) {
           data = quantizeQ4_K(x);
           dtype = 'q4_k';
-        } else if (want === 'q8_0' && K % 32 === 0) {
+        } else if (want === 'q8_0' && reads('q8_0')) {
           data = quantizeQ8_0(x);
           dtype = 'q8_0';
         } else if (want === 'f16' || ((want === 'q4k' || want === 'q8_0') && f16)) {
-          if (want !== 'f16') notes.add(`${s.name}: inner size ${K} is not a multiple of the ${want} block; stored as float16`);
+          if (want !== 'f16') notes.add(`${s.name}: the linear contract has no ${want} kernel for inner size ${K} (not a multiple of the block); stored as float16`);
           data = f32ToF16Bytes(x);
           dtype = 'float16';
         } else {
-          if (want !== 'f32') notes.add(`${s.name}: inner size ${K} is not a multiple of the ${want} block; stored as float32`);
+          if (want !== 'f32') notes.add(`${s.name}: the linear contract has no ${want} kernel for inner size ${K} (not a multiple of the block); stored as float32`);
           data = x;
           dtype = 'float32';
         }

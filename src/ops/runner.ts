@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dynamicNames } from '../contracts/plan.ts';
-import { DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
+import { ContractError, ContractInputError, DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Recorder } from '../gpu/recorder.ts';
 import { recordContract, type GpuTensorRef } from '../contracts/run.ts';
@@ -125,5 +125,22 @@ export class OpRunner {
     for (const k in attributes) if (dyn.has(k)) (dynamic ??= {})[k] = attributes[k]!;
     await recordContract(rec, this.dev, plan, refs, undefined, this.registry, dynamic);
     return plan;
+  }
+}
+
+const acceptRunners = new WeakMap<TesseraDevice, OpRunner>();
+/**
+ * Whether `op`'s contract has a variant for these tensors on this device (no error is built). Loaders ask it which
+ * weight formats a kernel reads (e.g. `linear` with a q4_k weight of this width) instead of repeating the rule.
+ */
+export function opAccepts(dev: TesseraDevice, op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): boolean {
+  let r = acceptRunners.get(dev);
+  if (!r) acceptRunners.set(dev, (r = new OpRunner(dev)));
+  try {
+    r.plan(op, tensors, attributes);
+    return true;
+  } catch (e) {
+    if (e instanceof ContractError || e instanceof ContractInputError) return false;
+    throw e;
   }
 }
