@@ -19,7 +19,7 @@ PRESETS = {
 }
 
 
-def run(name: str, dtype: torch.dtype, tokens: int, prompt: int) -> dict:
+def run(name: str, dtype: torch.dtype, tokens: int, prompt: int, compiled: bool) -> dict:
     cfg = LlamaConfig(**PRESETS[name])
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to("cuda", dtype=dtype).eval()
@@ -31,15 +31,17 @@ def run(name: str, dtype: torch.dtype, tokens: int, prompt: int) -> dict:
         with torch.no_grad():
             # disable_compile: transformers compiles the forward on its own with a static cache (a recompile for every
             # new cache length lands inside the timed runs); the peer measured here is PyTorch eager.
-            model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, cache_implementation="static", disable_compile=True, pad_token_id=0)
+            model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, cache_implementation="static", disable_compile=not compiled, pad_token_id=0)
         torch.cuda.synchronize()
         return time.perf_counter() - t0
 
     gen(8)  # warm-up (kernels, cache allocation)
+    # compiled: the first run of each length compiles (and captures) for that cache length; the best of the
+    # following runs is the figure.
     t1 = min(gen(1) for _ in range(3))
-    tn = min(gen(tokens + 1) for _ in range(2))
+    tn = min(gen(tokens + 1) for _ in range(3 if compiled else 2))
     step = (tn - t1) / tokens
-    out = {"model": name, "dtype": str(dtype).replace("torch.", ""), "prefillTokens": prompt, "decodeTokens": tokens, "medianStepMs": step * 1e3, "decodeTokensPerSecond": 1 / step}
+    out = {"model": name, "mode": "transformers auto-compile (static cache)" if compiled else "eager", "dtype": str(dtype).replace("torch.", ""), "prefillTokens": prompt, "decodeTokens": tokens, "medianStepMs": step * 1e3, "decodeTokensPerSecond": 1 / step}
     print(json.dumps(out))
     del model
     torch.cuda.empty_cache()
@@ -51,8 +53,9 @@ def main() -> None:
     ap.add_argument("--out", default="torch-decode.json")
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--presets", default="llama-1.1b,llama-1b-128k")
+    ap.add_argument("--compiled", action="store_true", help="also measure transformers' compiled static-cache path")
     a = ap.parse_args()
-    results = [run(p, torch.float16, a.tokens, 16) for p in a.presets.split(",")]
+    results = [run(p, torch.float16, a.tokens, 16, c) for p in a.presets.split(",") for c in ([False, True] if a.compiled else [False])]
     receipt = {
         "benchmark": "torch-decode",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -60,7 +63,7 @@ def main() -> None:
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "method": "LlamaForCausalLM with random weights in float16, default attention, eager (generate(do_sample=False, cache_implementation='static', disable_compile=True, min_new_tokens=N)); step = (best of 2 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
+        "method": "LlamaForCausalLM with random weights in float16, default attention, generate(do_sample=False, cache_implementation='static', min_new_tokens=N), eager (disable_compile=True) and, with --compiled, transformers' own compiled static-cache path; step = (best of 2-3 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
         "results": results,
     }
     with open(a.out, "w") as f:
