@@ -4,7 +4,7 @@
  * one by device), launched through the contract like every other kernel.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFloat32, uploadBuffer } from '../src/gpu/buffers.ts';
+import { readFloat32, uploadBuffer, writeBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { planOp, runPlan } from '../src/selftest/launch.ts';
@@ -34,7 +34,7 @@ describe('matmul.f32 GEMV mapping (M <= 4)', () => {
       expect(plan.passes.map((p) => p.kernel)).toEqual(['matmul.f32']);
       const c = dev.buffers.acquire(M * N * 4 + 1024, undefined, 'C');
       const guard = new Float32Array(c.size / 4).fill(1234.5);
-      dev.device.queue.writeBuffer(c, 0, guard);
+      writeBuffer(dev.device, c, guard);
       const x = uploadBuffer(dev.device, a, 'A');
       const wb = uploadBuffer(dev.device, w, 'B');
       await runPlan(dev, plan, { x, w: wb, y: c });

@@ -403,7 +403,7 @@ function expandPasses(c: Ctx, specs: readonly PassSpec[], parent: Scope, prefix:
     const derived: Record<string, unknown> = {};
     for (const d of chain) for (const name of d.ownDerivedNames()) derived[name] = c.evalOrFail(s, name, `pass ${path}.derive.${name}`, `pass ${path} derive.${name}`);
     const bindings = p.kernel ? kernelBindings(c, p, s, path) : shaderBindings(c, p, s, path);
-    const max = c.opts.device.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+    const max = c.opts.device.limits.maxComputeWorkgroupsPerDimension ?? 65535; // WebGPU's guaranteed minimum, for profiles without the limit
     const dispatch = (['x', 'y', 'z'] as const).map((axis) => {
       const src = p.dispatch?.[axis] ?? 1;
       const where = `pass ${path} dispatch.${axis} "${String(src)}"`;
