@@ -131,10 +131,17 @@ export class Recorder {
       if (w[0] > 0 && w[1] > 0 && w[2] > 0) pass.dispatchWorkgroups(w[0], w[1], w[2]);
     }
     pass?.end();
+    this.flush(enc);
+  }
+
+  /** Uploads the uniform arena, submits `enc`, and hands transient and pooled buffers back. */
+  private flush(enc: GPUCommandEncoder): void {
+    const { device } = this.dev;
     for (const c of this.arena) device.queue.writeBuffer(c.buffer, 0, c.cpu, 0, Math.min(c.used, c.cpu.byteLength));
     device.queue.submit([enc.finish()]);
     for (const b of this.transient) b.destroy();
     this.transient = [];
+    // Pool reuse is ordered by the queue: a later writeBuffer to a reused chunk runs after this submit's work.
     for (const c of this.arena) this.dev.buffers.release(c.buffer);
     this.arena = [];
     for (const b of this.toRelease) this.dev.buffers.release(b);
@@ -232,16 +239,8 @@ export class Recorder {
       readback = device.createBuffer({ size: resolve.size, usage: USAGE.MAP_READ | USAGE.COPY_DST });
       enc.copyBufferToBuffer(resolve, 0, readback, 0, resolve.size);
     }
-    for (const c of this.arena) device.queue.writeBuffer(c.buffer, 0, c.cpu, 0, Math.min(c.used, c.cpu.byteLength));
-    device.queue.submit([enc.finish()]);
+    this.flush(enc);
     const err = await gpuWait(device.popErrorScope());
-    for (const b of this.transient) b.destroy();
-    this.transient = [];
-    // Pool reuse is ordered by the queue: a later writeBuffer to a reused chunk runs after this submit's work.
-    for (const c of this.arena) this.dev.buffers.release(c.buffer);
-    this.arena = [];
-    for (const b of this.toRelease) this.dev.buffers.release(b);
-    this.toRelease = [];
     if (err) {
       throw new Error(`GPU validation error in a submit of ${labels.length} dispatches (${[...new Set(labels)].join(', ')}): ${err.message}`);
     }
