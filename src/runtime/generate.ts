@@ -81,6 +81,7 @@ export async function* generateTokens(
   } finally {
     await steps.return('length');
   }
+  if (ids.length === 0) tFirst = tLast = now(); // maxTokens 0: the prompt ran, no token was read
   const prefillMs = tFirst - t0;
   const decodeMs = tLast - tFirst;
   return {
