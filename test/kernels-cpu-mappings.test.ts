@@ -1,6 +1,7 @@
 /**
  * The CPU-adapter mappings (chosen on SwiftShader, forced anywhere with the `cpuMapping` tunable): f32 matmul with one
- * invocation per (column, block of rows), RMS norm with one invocation per row, and the 32-lane attention kernels,
+ * invocation per (column, block of rows), RMS norm with one invocation per row, attention with one invocation per
+ * (query token, head),
  * each against its CPU reference on shapes that cover the edges (M = 1 and past a row block, K not a multiple of 4,
  * N not a multiple of the workgroup, every residual mode).
  */
@@ -83,25 +84,31 @@ describe('attention on CPU adapters', () => {
     [1, 9],
     [6, 0],
     [3, 5],
-  ])('decode_small_cpu / prefill_small_cpu: %i tokens at position %i match the reference', async (tokens, start) => {
+    [4, 12],
+  ])('rows_cpu: %i tokens at position %i match the reference (with a sliding window and a softcap too)', async (tokens, start) => {
     const r = new Rng(`cpu-attention/${tokens}/${start}`);
     const [H, Hkv, D, cap] = [4, 2, 32, 16];
     const k = r.floats(cap * Hkv * D);
     const v = r.floats(cap * Hkv * D);
     const q = r.floats(tokens * H * D);
-    const { outputs, plan } = await runContract(dev, opContract('attention'), {
-      inputs: {
-        q: { dtype: 'float32', shape: [tokens, H, D], data: q },
-        k: { dtype: 'float32', shape: [cap, Hkv, D], data: k },
-        v: { dtype: 'float32', shape: [cap, Hkv, D], data: v },
-        kvLen: { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) },
-        pageTable: { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) },
-      },
-      attributes: { start_pos: start, kv_len: start + tokens },
-      tunables: { cpuMapping: true },
-    });
-    expect(plan.variant).toBe(tokens === 1 ? 'decode_small_cpu' : 'prefill_small_cpu');
-    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + tokens, seq_len: tokens, start_pos: start, scale: 1 / Math.sqrt(D) });
-    expect(relErr(outputs.out!.data as Float32Array, attentionRef(u, { q, k, v }))).toBeLessThan(1e-5);
+    for (const [window, softcap] of [
+      [0, 0],
+      [3, 5],
+    ]) {
+      const { outputs, plan } = await runContract(dev, opContract('attention'), {
+        inputs: {
+          q: { dtype: 'float32', shape: [tokens, H, D], data: q },
+          k: { dtype: 'float32', shape: [cap, Hkv, D], data: k },
+          v: { dtype: 'float32', shape: [cap, Hkv, D], data: v },
+          kvLen: { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) },
+          pageTable: { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) },
+        },
+        attributes: { start_pos: start, kv_len: start + tokens, sliding_window: window!, softcap: softcap! },
+        tunables: { cpuMapping: true },
+      });
+      expect(plan.variant).toBe('rows_cpu');
+      const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + tokens, seq_len: tokens, start_pos: start, scale: 1 / Math.sqrt(D), sliding_window: window!, attn_softcap: softcap! });
+      expect(relErr(outputs.out!.data as Float32Array, attentionRef(u, { q, k, v }))).toBeLessThan(1e-5);
+    }
   });
 });
