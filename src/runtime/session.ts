@@ -13,7 +13,6 @@ import type { Tensor } from '../ops/runner.ts';
 import { recordInterpreted } from '../program/interpret.ts';
 import { Program } from '../program/program.ts';
 import { dyn, StepBuilder, type OpSink, type StepTensor, type StepVars } from '../program/step.ts';
-import type { ResolvedGenerationOptions } from './options.ts';
 
 /** The sampler state's word that holds the number of non-finite logits of the step (sample.wgsl leaves it unused). */
 export const NONFINITE_WORD = 3;
@@ -197,4 +196,3 @@ export function releaseSessions(dec: Decoder): void {
   m.clear();
 }
 
-export type { ResolvedGenerationOptions };
