@@ -91,7 +91,10 @@ export class Program implements CommandList {
     // 3. Uniform slots: dynamic structs first (uploaded every run), identical static structs shared.
     type Req = { key: string; data: ArrayBuffer; patch?: Omit<Patch, 'base'> };
     const reqs: Req[][][] = [];
-    const prepared = await Promise.all(plans.map((p) => prepareContract(dev, p, undefined, ops.registry)));
+    // One at a time: pipeline compilation pushes and pops a validation error scope around each await, so concurrent
+    // compiles would pop each other's scopes (and compile a shared plan twice).
+    const prepared: Awaited<ReturnType<typeof prepareContract>>[] = [];
+    for (const p of plans) prepared.push(await prepareContract(dev, p, undefined, ops.registry));
     plans.forEach((plan, i) => {
       const call = step.calls[i]!;
       const dynIn = Object.entries(call.attrs).filter(([k]) => k in plan.dynamic);
