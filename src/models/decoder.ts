@@ -78,7 +78,9 @@ export class Decoder {
    */
   private fuseProjections(): void {
     const align = this.dev.caps.limits.minStorageBufferOffsetAlignment ?? 256;
-    const rec = new Recorder(this.dev, { timestamps: false });
+    // One submit per layer: the separate buffers are freed as soon as their copies are queued, so loading never
+    // holds more than one layer's projections twice.
+    let rec = new Recorder(this.dev, { timestamps: false });
     const fuse = (names: string[], fused: string): boolean => {
       const parts = names.map((n) => this.weights.tensors.get(n));
       if (parts.some((t) => !t || t.offset)) return false;
@@ -115,8 +117,9 @@ export class Decoder {
         if (!hasBias[0] || fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.bias`), `${a}qkv_proj.bias`)) this.fusedQkv.add(l);
       }
       if (guViews && fuse([`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`], `${p}mlp.gate_up_proj.weight`)) this.fusedGateUp.add(l);
+      rec.submitUnchecked();
+      rec = new Recorder(this.dev, { timestamps: false });
     }
-    rec.submitUnchecked();
   }
 
   private readonly ropeInterleaved: number;
