@@ -46,7 +46,7 @@ describe('linear f32_rows_cpu', () => {
     const { outputs, plan } = await runContract(dev, opContract('linear'), {
       inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'float32', shape: [N, K], data: w } },
       attributes: { alpha: 0.75 },
-      tunables: { cpuMapping: true },
+      tunables: { cpuMapping: 'on' },
     });
     expect(plan.variant).toBe('f32_rows_cpu');
     const want = matmulF32Reference(x, w, { M, N, K, alpha: 0.75 });
@@ -71,7 +71,7 @@ describe('rmsnorm rows_cpu', () => {
         residual: { dtype: 'float32', shape: [rows, H], data: residual },
       },
       attributes: { eps: 1e-5, residual: mode, output_scale: 1.5 },
-      tunables: { cpuMapping: true },
+      tunables: { cpuMapping: 'on' },
     });
     expect(plan.variant).toBe('rows_cpu');
     const want = rmsnormRef(x, weight, residual, { hidden_size: H, num_tokens: rows, eps: 1e-5, has_residual: code, token_stride: 0, output_scale: 1.5 });
@@ -104,7 +104,7 @@ describe('attention on CPU adapters', () => {
           pageTable: { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) },
         },
         attributes: { start_pos: start, kv_len: start + tokens, sliding_window: window!, softcap: softcap! },
-        tunables: { cpuMapping: true },
+        tunables: { cpuMapping: 'on' },
       });
       expect(plan.variant).toBe('rows_cpu');
       const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + tokens, seq_len: tokens, start_pos: start, scale: 1 / Math.sqrt(D), sliding_window: window!, attn_softcap: softcap! });

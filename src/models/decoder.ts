@@ -181,6 +181,11 @@ export class Decoder {
     s.op('rmsnorm', { x, weight: this.weights.get(weight), residual: residual?.t ?? x, out }, { eps: this.cfg.rmsNormEps, residual: residual?.mode ?? 'none' });
   }
 
+  /** sum = a + b and out = rmsnorm(sum) * weight (the residual add that ends a sub-layer and the next norm). */
+  private addNorm(s: OpSink, a: StepTensor, b: StepTensor, weight: string, sum: StepTensor, out: StepTensor): void {
+    s.op('residual_rmsnorm', { a, b, weight: this.weights.get(weight), sum, out }, { eps: this.cfg.rmsNormEps });
+  }
+
   /**
    * Emit the forward pass of `ids` (u32 [T]) at positions pos.. (a constant or a step variable), appending their
    * keys/values to the cache. Returns the final normed hidden states: all T rows, or the one row `lastRow` ([1, H]).
@@ -196,6 +201,7 @@ export class Decoder {
     const nH = cfg.numHeads;
     const nKV = cfg.numKvHeads;
     const kvRow = nKV * D;
+    let normedNext: StepTensor | undefined;
     let h = s.act('embed', [T, H]);
     s.op('embed', { ids, table: this.weights.get('model.embed_tokens.weight'), out: h });
     if (cfg.embedScale !== 1) {
@@ -205,8 +211,10 @@ export class Decoder {
     }
     for (let l = 0; l < cfg.numLayers; l++) {
       const p = `model.layers.${l}.`;
-      const x = s.act('x', [T, H]);
-      this.norm(s, h, p + 'input_layernorm.weight', x);
+      // The layer's normed input: fused into the previous layer's last residual add (pre-norm models), else here.
+      let x = normedNext ?? s.act('x', [T, H]);
+      if (!normedNext) this.norm(s, h, p + 'input_layernorm.weight', x);
+      normedNext = undefined;
       let q: StepTensor;
       let k: StepTensor;
       let v: StepTensor;
@@ -256,9 +264,11 @@ export class Decoder {
       );
       const o = this.linear(s, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', s.act('o', [T, H]));
       const h2 = s.act('h', [T, H]);
-      if (cfg.sandwichNorm) this.norm(s, o, p + 'post_attention_layernorm.weight', h2, { t: h, mode: 'after' });
-      else s.op('residual', { a: h, b: o, out: h2 });
-      this.norm(s, h2, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight'), x);
+      x = s.act('x', [T, H]);
+      if (cfg.sandwichNorm) {
+        this.norm(s, o, p + 'post_attention_layernorm.weight', h2, { t: h, mode: 'after' });
+        this.norm(s, h2, p + 'pre_feedforward_layernorm.weight', x);
+      } else this.addNorm(s, h, o, p + 'post_attention_layernorm.weight', h2, x);
       const I = cfg.intermediateSize;
       let g: StepTensor;
       let u: StepTensor;
@@ -275,9 +285,14 @@ export class Decoder {
       const d = this.linear(s, a, p + 'mlp.down_proj.weight', s.act('d', [T, H]));
       const h3 = s.act('h', [T, H]);
       if (cfg.sandwichNorm) this.norm(s, d, p + 'post_feedforward_layernorm.weight', h3, { t: h2, mode: 'after' });
-      else s.op('residual', { a: h2, b: d, out: h3 });
+      else if (l + 1 < cfg.numLayers || lastRow === undefined) {
+        // The residual add and the next norm (layer l + 1's input norm, or the final norm) in one op.
+        normedNext = s.act(l + 1 < cfg.numLayers ? 'x' : 'final', [T, H]);
+        this.addNorm(s, h2, d, l + 1 < cfg.numLayers ? `model.layers.${l + 1}.input_layernorm.weight` : 'model.norm.weight', h3, normedNext);
+      } else s.op('residual', { a: h2, b: d, out: h3 });
       h = h3;
     }
+    if (normedNext) return normedNext; // every row was wanted, and the final norm is fused into the last add
     if (lastRow !== undefined) {
       const last = s.act('last', [1, H]);
       s.op('take_rows', { x: h, out: last }, { count: 1, first: lastRow });
