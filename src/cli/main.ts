@@ -109,7 +109,7 @@ function registerDemo(program: Command): void {
           r = await it.next();
         }
         const res = r.value;
-        console.log(`\n\n[${res.ids.length} tokens; prefill ${res.prefillTokensPerSecond.toFixed(1)} tok/s, decode ${res.decodeTokensPerSecond.toFixed(1)} tok/s on ${caps.adapterInfo.vendor} ${caps.adapterInfo.architecture || caps.adapterInfo.device}]`);
+        console.log(`\n\n[${res.ids.length} tokens; prefill ${res.prefillTokensPerSecond.toFixed(1)} tok/s (the first run compiles its kernels), decode ${res.decodeTokensPerSecond.toFixed(1)} tok/s on ${caps.adapterInfo.vendor} ${caps.adapterInfo.architecture || caps.adapterInfo.device}]`);
       } finally {
         model.destroy();
         dev.destroy();
