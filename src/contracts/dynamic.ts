@@ -5,7 +5,7 @@
  * dynamic `attrs.X` reads remain. Re-evaluating the residual for new dynamic values is a walk over a few nodes;
  * no scope, derive memo or contract lookup is involved (the program layer does it for every step).
  */
-import { compile, evaluate, type Env, type ExprSource, type Node, type Scope } from '../expr/index.ts';
+import { compile, evaluate, UNKNOWN, type Env, type ExprSource, type Node, type Scope } from '../expr/index.ts';
 
 /** A compiled dynamic expression: `eval(values)` with values for the contract's dynamic attributes. */
 export interface DynamicExpr {
@@ -125,8 +125,8 @@ export function compileDynamic(src: ExprSource, scope: Scope, dynamic: ReadonlyS
   const env: Env = {
     lookup(name) {
       if (name === 'attrs') return current;
-      const k = consts[Number(name.slice(1))];
-      if (name[0] !== '$' || !k) return undefined;
+      const k = name[0] === '$' ? consts[Number(name.slice(1))] : undefined;
+      if (!k) return UNKNOWN;
       if ('error' in k) throw k.error;
       return k.value;
     },
