@@ -3,6 +3,7 @@
  * (q4k / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
+ * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16)
  */
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -208,11 +209,31 @@ function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string
   );
 }
 
+/**
+ * Prefill throughput: a prompt of T tokens (one compiled prefill program per bucket; T a power of two is its own
+ * bucket) to its first sampled token, best of 3 after a compiling run.
+ */
+async function prefillRuns(dec: Decoder, lengths: readonly number[]) {
+  const out: { tokens: number; ms: number; tokensPerSecond: number }[] = [];
+  for (const T of lengths) {
+    const ids = Array.from({ length: T }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
+    let best = Infinity;
+    for (let i = 0; i < 4; i++) {
+      const r = await loopSteps(dec, ids, 0, 'program');
+      if (i > 0) best = Math.min(best, r.prefillMs);
+    }
+    out.push({ tokens: T, ms: best, tokensPerSecond: (T / best) * 1000 });
+    console.log(`  prefill ${T} tokens: ${best.toFixed(2)} ms, ${((T / best) * 1000).toFixed(0)} tok/s`);
+  }
+  return out;
+}
+
 const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'f16' | 'f32')[];
+const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
 console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
 const results: unknown[] = [];
@@ -220,8 +241,8 @@ for (const p of presets) {
   const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
   for (const q of quants) {
     const w = randomWeights(dev, cfg, q);
-    const dec = new Decoder(dev, cfg, w, { maxPositions: 512 });
-    const r = await decodeRun(dev, dec, 16, tokens);
+    const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
+    const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dec, prefillLengths) };
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
     console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);

@@ -19,6 +19,31 @@ PRESETS = {
 }
 
 
+def prefill(name: str, dtype: torch.dtype, lengths: list) -> list:
+    """Plain forward over T tokens (eager), best of 3 after a warm-up: prefill tok/s."""
+    cfg = LlamaConfig(**PRESETS[name])
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to("cuda", dtype=dtype).eval()
+    out = []
+    for T in lengths:
+        ids = torch.tensor([[(i * 7 + 3) % cfg.vocab_size for i in range(T)]], device="cuda")
+        with torch.no_grad():
+            model(ids)
+            best = float("inf")
+            for _ in range(3):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                model(ids)
+                torch.cuda.synchronize()
+                best = min(best, time.perf_counter() - t0)
+        r = {"model": name, "mode": "eager forward", "dtype": str(dtype).replace("torch.", ""), "prefillTokens": T, "ms": best * 1e3, "prefillTokensPerSecond": T / best}
+        print(json.dumps(r))
+        out.append(r)
+    del model
+    torch.cuda.empty_cache()
+    return out
+
+
 def run(name: str, dtype: torch.dtype, tokens: int, prompt: int, compiled: bool) -> dict:
     cfg = LlamaConfig(**PRESETS[name])
     torch.manual_seed(0)
@@ -54,8 +79,12 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--presets", default="llama-1.1b,llama-1b-128k")
     ap.add_argument("--compiled", action="store_true", help="also measure transformers' compiled static-cache path")
+    ap.add_argument("--prefill", default="", help="prompt lengths whose plain forward is timed, e.g. 512,2048")
     a = ap.parse_args()
     results = [run(p, torch.float16, a.tokens, 16, c) for p in a.presets.split(",") for c in ([False, True] if a.compiled else [False])]
+    lengths = [int(x) for x in a.prefill.split(",") if x]
+    if lengths:
+        results += [r for p in a.presets.split(",") for r in prefill(p, torch.float16, lengths)]
     receipt = {
         "benchmark": "torch-decode",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
