@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel, type LoadedModel } from '../src/models/load.ts';
 import { planActivations } from '../src/program/liveness.ts';
-import { decodeTokens, NonFiniteLogitsError } from '../src/runtime/decode-loop.ts';
+import { decodeTokens, NonFiniteLogitsError, type DecodedToken } from '../src/runtime/decode-loop.ts';
 import { writeBuffer } from '../src/gpu/buffers.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { resolveGenerationOptions, type GenerationOptions } from '../src/runtime/options.ts';
@@ -99,6 +99,21 @@ describe('compiled steps on the shipped model', () => {
     const again = await tokens(model, [2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4, 5, 9], o, 'program'); // 13 tokens: bucket 16
     expect(again).toHaveLength(4);
     expect(model.decoder.ops.resolutions).toBe(before);
+  });
+
+  it('two sequences at once with the same settings each get their own session and their own tokens', async () => {
+    const opts = resolveGenerationOptions({ maxTokens: 6, temperature: 0, ignoreEos: true }, { eosTokenIds: [] });
+    const alone = [await tokens(model, [5, 6, 7], { maxTokens: 6, temperature: 0 }, 'program'), await tokens(model, [9, 1], { maxTokens: 6, temperature: 0 }, 'program')];
+    const a = decodeTokens(model.decoder, [5, 6, 7], opts);
+    const b = decodeTokens(model.decoder, [9, 1], opts);
+    const got: number[][] = [[], []];
+    for (let i = 0; i < 6; i++) {
+      got[0]!.push(((await a.next()).value as DecodedToken).id);
+      got[1]!.push(((await b.next()).value as DecodedToken).id);
+    }
+    await a.return('length');
+    await b.return('length');
+    expect(got).toEqual(alone);
   });
 
   it('maxTokens 0 runs the prompt and yields no token', async () => {

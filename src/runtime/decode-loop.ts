@@ -11,7 +11,7 @@ import { queueIdle, sleepUntil } from '../gpu/wait.ts';
 import { readConfig } from '../config.ts';
 import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
-import { capacityBucket, NONFINITE_WORD, sessionFor, type DecodeSession, type StepPath } from './session.ts';
+import { acquireSession, capacityBucket, NONFINITE_WORD, releaseSession, type DecodeSession, type StepPath } from './session.ts';
 
 export interface DecodedToken {
   id: number;
@@ -65,8 +65,13 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   const path = opts.path ?? 'program';
   const n = promptIds.length;
   if (n === 0 || n > dec.maxPositions) throw new ContextLengthError(n, dec.maxPositions);
-  const session = sessionFor(dec, o, capacityBucket(n + Math.max(1, o.maxTokens), dec.maxPositions));
-  opts.onSession?.(session);
+  const session = acquireSession(dec, o, capacityBucket(n + Math.max(1, o.maxTokens), dec.maxPositions));
+  try {
+    opts.onSession?.(session);
+  } catch (e) {
+    releaseSession(session);
+    throw e;
+  }
   const capacity = session.capacity;
   const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1);
   const errorsBefore = dec.dev.errors.length;
@@ -121,5 +126,6 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     // Leaving early (EOS, stop string) may leave one speculative step in flight.
     await queueIdle(dec.dev);
     readback.destroy();
+    releaseSession(session);
   }
 }

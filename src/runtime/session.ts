@@ -4,7 +4,8 @@
  * reuses it; the padded rows are never attended to by real ones and their KV rows are overwritten by later steps)
  * and one decode program. A step writes its few step variables (position, last real row, seed, history count) and
  * replays its dispatch list. Sessions are cached per decoder, KV capacity bucket and sampling settings, so a new
- * generation with the same settings binds the same buffers and compiles nothing.
+ * generation with the same settings binds the same buffers and compiles nothing (a second sequence running at the
+ * same time gets a session of its own).
  */
 import { storageBuffer, writeBuffer } from '../gpu/buffers.ts';
 import type { Recorder } from '../gpu/recorder.ts';
@@ -164,28 +165,45 @@ export class DecodeSession {
 
 const MAX_SESSIONS = 2;
 const sessions = new WeakMap<Decoder, Map<string, DecodeSession>>();
+const inUse = new WeakSet<DecodeSession>();
+const temporary = new WeakSet<DecodeSession>();
 
 /**
- * The cached session for these settings (least recently used ones are destroyed beyond MAX_SESSIONS). One sequence
- * runs on a session at a time.
+ * A session for one sequence: the cached one for these settings when it is free (least recently used free ones are
+ * destroyed beyond MAX_SESSIONS), else a temporary one of its own (two sequences at once on one model each get GPU
+ * state of their own). Give it back with releaseSession.
  */
-export function sessionFor(dec: Decoder, o: SamplingSettings, capacity: number): DecodeSession {
+export function acquireSession(dec: Decoder, o: SamplingSettings, capacity: number): DecodeSession {
   let m = sessions.get(dec);
   if (!m) {
     sessions.set(dec, (m = new Map()));
     dec.onDestroy(() => releaseSessions(dec));
   }
+  const settings = { temperature: o.temperature, topK: o.topK, topP: o.topP, repetitionPenalty: o.repetitionPenalty };
   const key = JSON.stringify([capacity, o.temperature, o.topK, o.topP, o.repetitionPenalty]);
   let s = m.get(key);
-  if (s) m.delete(key);
-  else s = new DecodeSession(dec, { temperature: o.temperature, topK: o.topK, topP: o.topP, repetitionPenalty: o.repetitionPenalty }, capacity);
-  m.set(key, s);
-  for (const [k, old] of m) {
-    if (m.size <= MAX_SESSIONS) break;
-    old.destroy();
-    m.delete(k);
+  if (s && inUse.has(s)) {
+    s = new DecodeSession(dec, settings, capacity);
+    temporary.add(s);
+  } else {
+    if (s) m.delete(key);
+    else s = new DecodeSession(dec, settings, capacity);
+    m.set(key, s);
+    for (const [k, old] of m) {
+      if (m.size <= MAX_SESSIONS) break;
+      if (inUse.has(old)) continue;
+      old.destroy();
+      m.delete(k);
+    }
   }
+  inUse.add(s);
   return s;
+}
+
+/** Gives a session back after its sequence (and any work it queued) is done. */
+export function releaseSession(s: DecodeSession): void {
+  inUse.delete(s);
+  if (temporary.has(s)) s.destroy();
 }
 
 /** Destroys the decoder's cached sessions (KV caches, programs). */
