@@ -20,22 +20,14 @@ import {
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { CONTRACTS_DIR, OpRunner, registryLookup } from '../src/ops/runner.ts';
 import { defaultRegistry } from '../src/registry/load.ts';
-import { h200, swiftshader } from './contracts-helpers.ts';
+import { caught, h200, swiftshader } from './contracts-helpers.ts';
 
 const raw = (op: string) => JSON.parse(readFileSync(`${CONTRACTS_DIR}${op}.contract.json`, 'utf8')) as Record<string, any>;
 const kernels = registryLookup(defaultRegistry());
 const uniforms = (p: Plan) => p.passes.flatMap((pass) => pass.bindings.filter((b): b is Extract<PlanBinding, { kind: 'uniform' }> => b.kind === 'uniform'));
 const words = (b: ArrayBuffer) => Array.from(new Uint32Array(b));
 
-function schemaError(json: unknown): ContractSchemaError {
-  try {
-    validateContract(json, 'test.contract.json');
-  } catch (e) {
-    if (e instanceof ContractSchemaError) return e;
-    throw e;
-  }
-  throw new Error('the contract was accepted');
-}
+const schemaError = (json: unknown) => caught(() => validateContract(json, 'test.contract.json'), ContractSchemaError);
 
 describe('load-time flow checks', () => {
   it('rejects a dynamic attribute that reaches a condition through derived names, naming the chain', () => {

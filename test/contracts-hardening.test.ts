@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContractError, ContractSchemaError, resolveContract, validateContract } from '../src/contracts/index.ts';
 import { compile, ExprError, MAX_EXPR_DEPTH } from '../src/expr/index.ts';
-import { swiftshader } from './contracts-helpers.ts';
+import { caught, swiftshader } from './contracts-helpers.ts';
 
 const contract = (when: string[]) => ({
   name: 'pick',
@@ -45,15 +45,7 @@ describe('expression depth', () => {
 describe('conditions that cannot be evaluated', () => {
   it('division by zero in a condition stops selection with the expression and its values (no silent fallback)', () => {
     const c = validateContract(contract(['n / (n - 4) > 0']), 'pick.contract.json');
-    const e = (() => {
-      try {
-        resolveContract(c, { shapes: { x: [4] }, device: swiftshader });
-      } catch (err) {
-        return err as ContractError;
-      }
-      throw new Error('resolved');
-    })();
-    expect(e).toBeInstanceOf(ContractError);
+    const e = caught(() => resolveContract(c, { shapes: { x: [4] }, device: swiftshader }), ContractError);
     expect(e.rejected.map((r) => r.variant)).toEqual(['fast']);
     expect(e.message).toContain('when "n / (n - 4) > 0" could not be evaluated');
     expect(e.message).toContain('division by zero');
