@@ -36,6 +36,43 @@ export interface KernelTime {
   ms: number;
 }
 
+/**
+ * Encodes steps: one compute pass per run of dispatches (copies end a pass), or, with a query set, one pass per
+ * dispatch with timestamps at its start and end. Collects the dispatches' labels into `labels` when given.
+ */
+function encodeSteps(enc: GPUCommandEncoder, steps: readonly Step[], querySet?: GPUQuerySet, labels?: string[]): void {
+  let pass: GPUComputePassEncoder | undefined;
+  let q = 0;
+  let lastPipeline: GPUComputePipeline | undefined;
+  for (const s of steps) {
+    if (s.kind === 'copy') {
+      pass?.end();
+      pass = undefined;
+      enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, s.dstOffset, s.size);
+      continue;
+    }
+    if (querySet) {
+      pass = enc.beginComputePass({ label: s.d.label, timestampWrites: { querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 } });
+      q += 2;
+      lastPipeline = undefined;
+    } else if (!pass) {
+      pass = enc.beginComputePass({ label: 'tessera.pass' });
+      lastPipeline = undefined;
+    }
+    const d = s.d;
+    if (d.pipeline !== lastPipeline) pass.setPipeline((lastPipeline = d.pipeline));
+    pass.setBindGroup(0, d.bindGroup);
+    const w = d.workgroups;
+    if (w[0] > 0 && w[1] > 0 && w[2] > 0) pass.dispatchWorkgroups(w[0], w[1], w[2]);
+    labels?.push(d.label);
+    if (querySet) {
+      pass.end();
+      pass = undefined;
+    }
+  }
+  pass?.end();
+}
+
 /** Uniform data of all dispatches in a submit goes into a few large buffers, at aligned offsets. */
 const ARENA_BYTES = 64 * 1024;
 
@@ -104,33 +141,10 @@ export class Recorder {
    * validated by a checked submit when they are compiled.
    */
   submitUnchecked(): void {
-    const { device } = this.dev;
     const steps = this.steps;
     this.steps = [];
-    const enc = device.createCommandEncoder();
-    let pass: GPUComputePassEncoder | undefined;
-    let lastPipeline: GPUComputePipeline | undefined;
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i]!;
-      if (s.kind === 'copy') {
-        if (pass) {
-          pass.end();
-          pass = undefined;
-        }
-        enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, s.dstOffset, s.size);
-        continue;
-      }
-      if (!pass) {
-        pass = enc.beginComputePass();
-        lastPipeline = undefined;
-      }
-      const d = s.d;
-      if (d.pipeline !== lastPipeline) pass.setPipeline((lastPipeline = d.pipeline));
-      pass.setBindGroup(0, d.bindGroup);
-      const w = d.workgroups;
-      if (w[0] > 0 && w[1] > 0 && w[2] > 0) pass.dispatchWorkgroups(w[0], w[1], w[2]);
-    }
-    pass?.end();
+    const enc = this.dev.device.createCommandEncoder();
+    encodeSteps(enc, steps);
     this.flush(enc);
   }
 
@@ -180,12 +194,7 @@ export class Recorder {
    * Encode everything into one command buffer and submit it. Validation errors raised while encoding or
    * submitting are thrown, naming the kernels in this submit. Returns per-dispatch GPU times when timestamps are on.
    */
-  async submit(opts: { wait?: boolean; validate?: boolean } = {}): Promise<KernelTime[]> {
-    if (opts.validate === false && !this.timed) {
-      this.submitUnchecked();
-      if (opts.wait) await gpuWait(this.dev.device.queue.onSubmittedWorkDone());
-      return [];
-    }
+  async submit(opts: { wait?: boolean } = {}): Promise<KernelTime[]> {
     const { device } = this.dev;
     const steps = this.steps;
     this.steps = [];
@@ -200,39 +209,8 @@ export class Recorder {
     }
     device.pushErrorScope('validation');
     const enc = device.createCommandEncoder({ label: 'tessera.recorder' });
-    let pass: GPUComputePassEncoder | undefined;
-    let q = 0;
     const labels: string[] = [];
-    let lastPipeline: GPUComputePipeline | undefined;
-    for (const s of steps) {
-      if (s.kind === 'copy') {
-        pass?.end();
-        pass = undefined;
-        enc.copyBufferToBuffer(s.src, s.srcOffset, s.dst, s.dstOffset, s.size);
-        continue;
-      }
-      if (querySet) {
-        pass = enc.beginComputePass({
-          label: s.d.label,
-          timestampWrites: { querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 },
-        });
-        q += 2;
-      } else if (!pass) {
-        pass = enc.beginComputePass({ label: 'tessera.pass' });
-        lastPipeline = undefined;
-      }
-      if (s.d.pipeline !== lastPipeline) pass.setPipeline(s.d.pipeline);
-      lastPipeline = querySet ? undefined : s.d.pipeline;
-      pass.setBindGroup(0, s.d.bindGroup);
-      const [x, y, z] = s.d.workgroups;
-      if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
-      labels.push(s.d.label);
-      if (querySet) {
-        pass.end();
-        pass = undefined;
-      }
-    }
-    pass?.end();
+    encodeSteps(enc, steps, querySet, labels);
     let readback: GPUBuffer | undefined;
     if (querySet && resolve) {
       enc.resolveQuerySet(querySet, 0, 2 * nDispatch, resolve, 0);
