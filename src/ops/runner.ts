@@ -47,6 +47,17 @@ function elementBytes(dtype: string): number {
   return b;
 }
 
+/** Bytes a tensor occupies: its elements, rounded up to 4 bytes (at least 4). */
+export function tensorBytes(t: TensorSpec): number {
+  return Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
+}
+
+/** The range of `buffer` a tensor is bound as: its own bytes (pooled buffers are larger than the tensors they hold). */
+export function tensorRef(buffer: GPUBuffer, t: TensorSpec & { offset?: number }): GpuTensorRef {
+  const offset = t.offset ?? 0;
+  return { buffer, offset, size: Math.min(tensorBytes(t), buffer.size - offset) };
+}
+
 export class OpRunner {
   private contracts = new Map<string, KernelContract>();
   private plans = new Map<string, Plan>();
@@ -113,13 +124,8 @@ export class OpRunner {
    */
   async record(rec: Recorder, op: string, tensors: Readonly<Record<string, Tensor>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Promise<Plan> {
     const plan = this.plan(op, tensors, attributes);
-    // Bind each tensor's own bytes (pooled buffers are larger than the tensors they hold).
     const refs: Record<string, GpuTensorRef> = {};
-    for (const [k, t] of Object.entries(tensors)) {
-      const offset = t.offset ?? 0;
-      const bytes = Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * elementBytes(t.dtype)) / 4) * 4);
-      refs[k] = { buffer: t.buffer, offset, size: Math.min(bytes, t.buffer.size - offset) };
-    }
+    for (const [k, t] of Object.entries(tensors)) refs[k] = tensorRef(t.buffer, t);
     const dyn = dynamicNames(this.contract(op));
     let dynamic: Record<string, AttributeValue> | undefined;
     for (const k in attributes) if (dyn.has(k)) (dynamic ??= {})[k] = attributes[k]!;

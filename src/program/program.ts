@@ -10,9 +10,9 @@ import { planDispatches, prepareContract, type GpuTensorRef, type UniformBinding
 import { STORAGE_USAGE } from '../gpu/buffers.ts';
 import { dispatchStep, type CommandList, type Recorder, type Step } from '../gpu/recorder.ts';
 import { UniformArena } from '../gpu/uniform-arena.ts';
-import type { OpRunner } from '../ops/runner.ts';
+import { tensorRef, type OpRunner } from '../ops/runner.ts';
 import { planActivations } from './liveness.ts';
-import { isDyn, varValue, type Dyn, type OpCall, type StepBuilder, type StepTensor, type StepVars } from './step.ts';
+import { isDyn, varValue, type Dyn, type OpCall, type StepBuilder, type StepVars } from './step.ts';
 
 export class ProgramError extends Error {
   override name = 'ProgramError';
@@ -45,8 +45,6 @@ export interface ProgramStats {
   calls: number;
 }
 
-const bytesOf = (t: StepTensor, el: number) => Math.max(4, Math.ceil((t.shape.reduce((a, d) => a * d, 1) * el) / 4) * 4);
-const ELEMENT: Record<string, number> = { float32: 4, uint32: 4, int32: 4, float16: 2, q4_k: 144 / 256, q8_0: 34 / 32, q6_k: 210 / 256 };
 
 export class Program implements CommandList {
   readonly steps: readonly Step[];
@@ -139,10 +137,8 @@ export class Program implements CommandList {
       const call: OpCall = step.calls[i]!;
       const tensors: Record<string, GpuTensorRef> = {};
       for (const [name, t] of Object.entries(call.tensors)) {
-        const el = ELEMENT[t.dtype] ?? fail(`call ${i} (${call.op}): tensor ${name} has unsupported dtype ${t.dtype}`);
         const buffer = t.act !== undefined ? actBuffer(t.act) : (t.buffer ?? fail(`call ${i} (${call.op}): tensor ${name} has no buffer`));
-        const offset = t.offset ?? 0;
-        tensors[name] = { buffer, offset, size: Math.min(bytesOf(t, el), buffer.size - offset) };
+        tensors[name] = tensorRef(buffer, t);
       }
       const scratch = new Map(plan.intermediates.map((m, j) => [m.id, actBuffer(scratchAct[i]![j]!)]));
       let u = 0;

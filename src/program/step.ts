@@ -5,7 +5,7 @@
  * attributes declared dynamic. A step is compiled into a Program (program.ts) or run op by op (interpret.ts).
  */
 import type { AttributeValue } from '../contracts/index.ts';
-import type { TensorSpec } from '../ops/runner.ts';
+import { tensorBytes, type TensorSpec } from '../ops/runner.ts';
 
 /** A per-step value: step variable `var` plus a constant. */
 export interface Dyn {
@@ -49,16 +49,16 @@ export interface OpSink {
   op(op: string, tensors: Readonly<Record<string, StepTensor>>, attrs?: Readonly<Record<string, OpAttr>>): void;
 }
 
-const ELEMENT_BYTES: Record<string, number> = { float32: 4, uint32: 4, int32: 4, float16: 2 };
+/** Dtypes an activation may have (block-quantized formats are weights only). */
+const ACTIVATION_DTYPES = new Set(['float32', 'uint32', 'int32', 'float16']);
 
 export class StepBuilder implements OpSink {
   readonly calls: OpCall[] = [];
   readonly acts: Activation[] = [];
 
   act(label: string, shape: readonly number[], dtype = 'float32'): StepTensor {
-    const el = ELEMENT_BYTES[dtype];
-    if (el === undefined) throw new TypeError(`activation ${label}: unsupported dtype ${dtype}`);
-    const bytes = Math.max(16, Math.ceil((shape.reduce((a, d) => a * d, 1) * el) / 4) * 4);
+    if (!ACTIVATION_DTYPES.has(dtype)) throw new TypeError(`activation ${label}: unsupported dtype ${dtype}`);
+    const bytes = Math.max(16, tensorBytes({ dtype, shape }));
     this.acts.push({ label, bytes, first: -1, last: -1 });
     return { act: this.acts.length - 1, dtype, shape };
   }
