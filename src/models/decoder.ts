@@ -20,8 +20,6 @@ export interface KvCache {
   dtype: 'float32' | 'float16';
   k: Tensor[];
   v: Tensor[];
-  /** Positions filled so far. */
-  length: number;
 }
 
 interface RopeTable {
@@ -145,7 +143,7 @@ export class Decoder {
       k.push(mk(`kv.k.${l}`));
       v.push(mk(`kv.v.${l}`));
     }
-    return { capacity, dtype: dt, k, v, length: 0 };
+    return { capacity, dtype: dt, k, v };
   }
 
   private readonly disposers: (() => void)[] = [];
@@ -308,9 +306,5 @@ export class Decoder {
     const rows = hidden.shape[0]!;
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
     return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
-  }
-
-  newRecorder(opts: { timestamps?: boolean } = {}): Recorder {
-    return new Recorder(this.dev, opts);
   }
 }

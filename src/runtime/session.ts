@@ -130,7 +130,6 @@ export class DecodeSession {
     padded.set(promptIds);
     writeBuffer(this.dec.dev.device, c.ids!, padded);
     if (this.history) writeBuffer(this.dec.dev.device, this.history.buffer, Uint32Array.from(promptIds));
-    this.kv.length = n;
     await this.record(c, rec, { pos: 0, last: n - 1, seed: stepSeed(seed, 0), hist: n }, path, `prefill.T${B}`);
     return c.program;
   }
@@ -140,7 +139,6 @@ export class DecodeSession {
     const pos = promptLength + s - 1;
     if (pos + 1 > this.capacity) throw new RangeError(`context full: position ${pos} is past the KV cache capacity ${this.capacity}`);
     const c = this.decodeStep();
-    this.kv.length = pos + 1;
     await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, 'decode');
     return c.program;
   }
