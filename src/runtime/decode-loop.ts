@@ -15,8 +15,6 @@ import { acquireSession, capacityBucket, NONFINITE_WORD, releaseSession, type De
 
 export interface DecodedToken {
   id: number;
-  /** Non-finite logits of the step (always 0: a step with any raises NonFiniteLogitsError). */
-  nonFinite: number;
   /** performance.now() when the id was read back. */
   at: number;
 }
@@ -118,7 +116,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
       if (more && pipelined) await submitStep(step + 1);
       const id = await read(step);
       checkErrors();
-      yield { id, nonFinite: 0, at: lastAt };
+      yield { id, at: lastAt };
       if (more && !pipelined) await submitStep(step + 1);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }
