@@ -106,6 +106,11 @@ class Residualizer {
   }
 }
 
+/** Whether `src` (evaluated in `scope`) reads a dynamic attribute, directly or through derived names. */
+export function readsDynamic(src: ExprSource, scope: Scope, dynamic: ReadonlySet<string>): boolean {
+  return typeof src === 'string' && dynamic.size > 0 && new Residualizer(dynamic).isDynamic(compile(src).ast, scope);
+}
+
 /**
  * Compiles `src` (evaluated in `scope`) for re-evaluation with new dynamic attribute values; undefined when it
  * reads no dynamic attribute. `attrs` holds the plan's static attribute values (a residual reading `attrs` as a

@@ -7,7 +7,7 @@ import type { DeviceCaps } from '../gpu/caps.ts';
 import { ExprError, formatValue, Scope, type ExprSource } from '../expr/index.ts';
 import { ContractError, ContractInputError, ContractPlanError, type Rejection } from './errors.ts';
 import { normalizeInputs, type TunableValue } from './inputs.ts';
-import { compileDynamic, type DynamicExpr } from './dynamic.ts';
+import { compileDynamic, readsDynamic, type DynamicExpr } from './dynamic.ts';
 import { PackError, packByLayout, packStruct, scalar, write, type PackedField } from './layout.ts';
 import { conditionFailure, offendingNames, requirementFailure, selectionOrder } from './select.ts';
 import { DTYPE_BYTES, type AttributeValue, type BindingSpec, type BufferAccess, type KernelContract, type KernelLookup, type PassSpec, type RegistryKernelInfo, type ShapeSource, type VariantSpec } from './types.ts';
@@ -253,7 +253,7 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
   const derived: Record<string, unknown> = {};
   const deriveErrors: Record<string, string> = {};
   for (const name of [...root.ownDerivedNames(), ...scope.ownDerivedNames()]) {
-    if (compileDynamic(name, scope, dyn, n.attrs)) continue;
+    if (readsDynamic(name, scope, dyn)) continue;
     try {
       derived[name] = scope.lookup(name);
     } catch (e) {
