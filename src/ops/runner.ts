@@ -58,8 +58,16 @@ export function tensorRef(buffer: GPUBuffer, t: TensorSpec & { offset?: number }
   return { buffer, offset, size: Math.min(tensorBytes(t), buffer.size - offset) };
 }
 
+const loaded = new Map<string, KernelContract>();
+/** The op contract `<dir>/<name>.contract.json` (default: src/ops/contracts), loaded and validated once. */
+export function opContract(name: string, dir = CONTRACTS_DIR): KernelContract {
+  const file = `${dir}${name}.contract.json`;
+  let c = loaded.get(file);
+  if (!c) loaded.set(file, (c = loadContract(file)));
+  return c;
+}
+
 export class OpRunner {
-  private contracts = new Map<string, KernelContract>();
   private plans = new Map<string, Plan>();
   private readonly lookup: KernelLookup;
   /** How many contract resolutions missed the plan cache (for profiling). */
@@ -74,12 +82,7 @@ export class OpRunner {
   }
 
   contract(op: string): KernelContract {
-    let c = this.contracts.get(op);
-    if (!c) {
-      c = loadContract(`${this.dir}${op}.contract.json`);
-      this.contracts.set(op, c);
-    }
-    return c;
+    return opContract(op, this.dir);
   }
 
   /**

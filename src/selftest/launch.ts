@@ -5,25 +5,18 @@
  * contract variant whose pass names it (`variant`), and never binds a kernel, packs a uniform or sizes a dispatch
  * itself. Buffers are the caller's (guard regions after outputs, pre-filled caches), bound whole.
  */
-import { ContractError, ContractInputError, loadContract, resolveContract, selectionOrder, type AttributeValue, type KernelContract, type Plan, type PlanPass, type TunableValue, type VariantSpec } from '../contracts/index.ts';
+import { ContractError, ContractInputError, resolveContract, selectionOrder, type AttributeValue, type KernelContract, type Plan, type PlanPass, type TunableValue, type VariantSpec } from '../contracts/index.ts';
 import { recordContract } from '../contracts/run.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder, type KernelTime } from '../gpu/recorder.ts';
-import { CONTRACTS_DIR } from '../ops/runner.ts';
+import { opContract } from '../ops/runner.ts';
 import { registryLookup } from '../registry/binder.ts';
 import { defaultRegistry, readWgslSync } from '../registry/load.ts';
 import type { Registry } from '../registry/types.ts';
 
 export type Dispatch3 = [number, number, number];
 
-const contracts = new Map<string, KernelContract>();
-
-/** The op contract `src/ops/contracts/<name>.contract.json` (loaded and validated once). */
-export function opContract(name: string): KernelContract {
-  let c = contracts.get(name);
-  if (!c) contracts.set(name, (c = loadContract(`${CONTRACTS_DIR}${name}.contract.json`)));
-  return c;
-}
+export { opContract };
 
 export interface PlanRequest {
   shapes: Readonly<Record<string, readonly number[]>>;
