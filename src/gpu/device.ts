@@ -18,14 +18,17 @@ export const USEFUL_FEATURES = [
   'chromium-experimental-subgroup-matrix',
 ] as const;
 
-/** Dawn options with validation and robustness (bounds clamps on every storage access) on: SwiftShader and tests. */
-export const DEFAULT_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'];
+/**
+ * Dawn options with validation and robustness (bounds clamps on every storage access) on: SwiftShader and tests.
+ * Timestamps are left unquantized (Dawn rounds them to ~65 us otherwise, which hides every decode kernel).
+ */
+export const DEFAULT_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia', 'disable-dawn-features=timestamp_quantization'];
 /**
  * On hardware GPUs: Dawn's host-side validation and shader robustness off, as ONNX Runtime and llama.cpp run Dawn
  * (1.4-1.6x decode on the H200, shared/gpu/README.md). An out-of-bounds kernel bug is then not caught: the tests run
  * with the checked set (`checked: true`), and TESSERA_DAWN_CHECKED=1 turns it on anywhere.
  */
-export const FAST_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness'];
+export const FAST_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness', 'disable-dawn-features=timestamp_quantization'];
 
 export class NoAdapterError extends Error {
   constructor(detail: string) {

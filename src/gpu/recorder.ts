@@ -40,7 +40,7 @@ export interface KernelTime {
  * Encodes steps: one compute pass per run of dispatches (copies end a pass), or, with a query set, one pass per
  * dispatch with timestamps at its start and end. Collects the dispatches' labels into `labels` when given.
  */
-function encodeSteps(enc: GPUCommandEncoder, steps: readonly Step[], querySet?: GPUQuerySet, labels?: string[]): void {
+function encodeSteps(enc: GPUCommandEncoder, steps: readonly Step[], querySet?: GPUQuerySet, labels?: string[], span?: GPUQuerySet): void {
   let pass: GPUComputePassEncoder | undefined;
   let q = 0;
   let lastPipeline: GPUComputePipeline | undefined;
@@ -56,7 +56,7 @@ function encodeSteps(enc: GPUCommandEncoder, steps: readonly Step[], querySet?: 
       q += 2;
       lastPipeline = undefined;
     } else if (!pass) {
-      pass = enc.beginComputePass({ label: 'tessera.pass' });
+      pass = enc.beginComputePass({ label: 'tessera.pass', ...(span ? { timestampWrites: { querySet: span, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {}) });
       lastPipeline = undefined;
     }
     const d = s.d;
@@ -90,13 +90,19 @@ export class Recorder {
   private toRelease: GPUBuffer[] = [];
 
   private readonly timed: boolean;
+  private readonly span: boolean;
 
-  /** `timestamps: false` records without per-dispatch timing even where the device has it on (one compute pass). */
+  /**
+   * `timestamps: false` records without per-dispatch timing even where the device has it on (one compute pass).
+   * `timestamps: 'span'` records one compute pass with timestamps at its start and end only: submit returns one time,
+   * labelled "span", for all its dispatches back to back (as a decode step runs them); the steps must be dispatches.
+   */
   constructor(
     private readonly dev: TesseraDevice,
-    opts: { timestamps?: boolean } = {},
+    opts: { timestamps?: boolean | 'span' } = {},
   ) {
-    this.timed = dev.timestamps && (opts.timestamps ?? true);
+    this.span = dev.timestamps && opts.timestamps === 'span';
+    this.timed = dev.timestamps && !this.span && opts.timestamps !== false;
   }
 
   /**
@@ -203,17 +209,20 @@ export class Recorder {
     const timed = this.timed && nDispatch * 2 <= 4096;
     let querySet: GPUQuerySet | undefined;
     let resolve: GPUBuffer | undefined;
-    if (timed && nDispatch > 0) {
-      querySet = device.createQuerySet({ type: 'timestamp', count: 2 * nDispatch });
-      resolve = device.createBuffer({ size: 16 * nDispatch, usage: USAGE.QUERY_RESOLVE | USAGE.COPY_SRC });
+    if (this.span && steps.some((st) => st.kind === 'copy')) throw new Error('a timestamp span covers one compute pass: it cannot hold copies');
+    const nTimes = this.span ? 1 : nDispatch;
+    if ((timed || this.span) && nDispatch > 0) {
+      querySet = device.createQuerySet({ type: 'timestamp', count: 2 * nTimes });
+      resolve = device.createBuffer({ size: 16 * nTimes, usage: USAGE.QUERY_RESOLVE | USAGE.COPY_SRC });
     }
     device.pushErrorScope('validation');
     const enc = device.createCommandEncoder({ label: 'tessera.recorder' });
     const labels: string[] = [];
-    encodeSteps(enc, steps, querySet, labels);
+    if (this.span) encodeSteps(enc, steps, undefined, labels, querySet);
+    else encodeSteps(enc, steps, querySet, labels);
     let readback: GPUBuffer | undefined;
     if (querySet && resolve) {
-      enc.resolveQuerySet(querySet, 0, 2 * nDispatch, resolve, 0);
+      enc.resolveQuerySet(querySet, 0, 2 * nTimes, resolve, 0);
       readback = device.createBuffer({ size: resolve.size, usage: USAGE.MAP_READ | USAGE.COPY_DST });
       enc.copyBufferToBuffer(resolve, 0, readback, 0, resolve.size);
     }
@@ -227,7 +236,8 @@ export class Recorder {
       await gpuWait(readback.mapAsync(0x0001));
       const t = new BigUint64Array(readback.getMappedRange().slice(0));
       readback.unmap();
-      for (let i = 0; i < labels.length; i++) times.push({ label: labels[i]!, ms: Number(t[2 * i + 1]! - t[2 * i]!) / 1e6 });
+      if (this.span) times.push({ label: 'span', ms: Number(t[1]! - t[0]!) / 1e6 });
+      else for (let i = 0; i < labels.length; i++) times.push({ label: labels[i]!, ms: Number(t[2 * i + 1]! - t[2 * i]!) / 1e6 });
       readback.destroy();
       resolve?.destroy();
       querySet?.destroy();

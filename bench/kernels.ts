@@ -1,0 +1,250 @@
+/**
+ * Kernel benchmark: weight-times-activation (the `linear` contract) for f16 and Q4_K weights at the decoder shapes of
+ * Llama-3.2-1B and Llama-3.1-8B, for M = 1 (decode: GB/s as a fraction of the streaming-read bandwidth measured by the
+ * same harness) and M >= 16 (prefill: TFLOP/s). Each case times the contract's choice for this device; with `--sweep`
+ * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces.
+ * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
+ * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
+ * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
+ * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--reps 20] [--bw-bytes N]
+ */
+import { execSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { ContractError } from '../src/contracts/index.ts';
+import { USAGE } from '../src/gpu/buffers.ts';
+import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+import { planOp, recordPlan } from '../src/selftest/launch.ts';
+import type { Plan } from '../src/contracts/plan.ts';
+import { measureReadBandwidth } from './bandwidth.ts';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : def;
+}
+
+/** [N, K] = output features x input features (a Linear weight [N, K]). */
+const SHAPES: [number, number][] = [
+  [2048, 8192],
+  [8192, 2048],
+  [4096, 14336],
+  [14336, 4096],
+  [128256, 2048],
+  [128256, 4096],
+];
+
+const BYTES: Record<string, (n: number, k: number) => number> = {
+  float16: (n, k) => n * k * 2,
+  q4_k: (n, k) => (n * k * 144) / 256,
+};
+
+/** Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over. */
+const ROTATE_BYTES = 256 << 20;
+
+/** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
+function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
+  const chunk = new Uint8Array(Math.min(buf.size, 16 << 20));
+  let seed = 0x9e3779b9;
+  const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
+  for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
+  if (fmt === 'float16') {
+    // halves with exponents in [-11, -4]: small finite values
+    for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
+  } else if (fmt === 'q4_k') {
+    for (let b = 0; b + 144 <= chunk.length; b += 144) {
+      chunk[b] = 0x00; // d = 2^-10-ish, dmin likewise
+      chunk[b + 1] = 0x14;
+      chunk[b + 2] = 0x00;
+      chunk[b + 3] = 0x10;
+    }
+  }
+  for (let o = 0; o < buf.size; o += chunk.length) dev.device.queue.writeBuffer(buf, o, chunk, 0, Math.min(chunk.length, buf.size - o));
+}
+
+interface Timing {
+  /** GPU ms per call, the calls back to back in one compute pass (as a decode step runs them). */
+  inPassMs: number;
+  /** Median GPU ms of one call timed alone (its own pass: includes the launch ramp and drain). */
+  medianMs: number;
+  minMs: number;
+  reps: number;
+}
+
+/**
+ * Time `plan` (weights rotating over `ws`). Every timed submit is queued right behind an untimed one that keeps the
+ * GPU busy for ~100 ms, so the clocks are up (an idle H200 runs its first milliseconds of work far slower).
+ */
+async function timePlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, ws: GPUBuffer[], y: GPUBuffer, reps: number): Promise<Timing> {
+  const record = async (rec: Recorder, n: number) => {
+    for (let i = 0; i < n; i++) await recordPlan(rec, dev, plan, { x, w: ws[i % ws.length]!, y });
+  };
+  let estimate = 0.01;
+  const heat = async (ms = 100) => {
+    const rec = new Recorder(dev, { timestamps: false });
+    await record(rec, Math.max(1, Math.min(8000, Math.ceil(ms / estimate))));
+    void rec.submit();
+  };
+  const alone = async (n: number) => {
+    await heat();
+    const rec = new Recorder(dev);
+    await record(rec, n);
+    const times = await rec.submit();
+    // per call: sum of the plan's passes
+    const per = plan.passes.length;
+    const calls: number[] = [];
+    for (let i = 0; i < times.length; i += per) calls.push(times.slice(i, i + per).reduce((a, t) => a + t.ms, 0));
+    return calls.sort((a, b) => a - b);
+  };
+  const warm = await alone(2);
+  estimate = Math.max(1e-3, warm[0]!);
+  const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length)));
+  const calls = await alone(n);
+  await heat();
+  const span = new Recorder(dev, { timestamps: 'span' });
+  await record(span, n);
+  const [whole] = await span.submit();
+  return { inPassMs: whole!.ms / n, medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n };
+}
+
+interface SweepPoint {
+  variant: string;
+  tunables?: Record<string, number>;
+  inPassMs: number;
+  medianMs: number;
+  fractionOfReadBandwidth: number;
+}
+
+function sweepConfigs(): Record<string, number>[] {
+  const out: Record<string, number>[] = [];
+  const shapes: [number, number][] = [
+    [1, 32],
+    [2, 64],
+    [8, 256],
+    [8, 128],
+  ];
+  for (const [items, wg] of shapes) {
+    for (const cols of [1, 2, 4]) for (const unroll of [1, 2]) out.push({ gemvItems: items, gemvWorkgroup: wg, gemvCols: cols, gemvUnroll: unroll });
+  }
+  return out;
+}
+
+async function main() {
+  const out = arg('out', 'kernels.json');
+  const formats = arg('formats', 'float16,q4_k').split(',');
+  const ms = arg('m', '1,16,128,512,2048').split(',').map(Number);
+  const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
+  const reps = Number(arg('reps', '20'));
+  const sweep = process.argv.includes('--sweep');
+  const dev = await createDevice({ timestamps: true });
+  if (!dev.timestamps) throw new Error('this benchmark needs timestamp-query');
+  const bw = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.adapterInfo?.architecture === 'swiftshader' ? 2 ** 26 : 2 ** 30))));
+  console.log(`${describeAdapter(dev.caps)}: streaming read ${(bw / 1e9).toFixed(0)} GB/s`);
+  const results: unknown[] = [];
+  for (const fmt of formats) {
+    if (fmt === 'float16' && !dev.caps.features.has('shader-f16')) console.log('(float16 weights are read as u32 pairs: no shader-f16 needed)');
+    for (const [N, K] of shapes) {
+      const wBytes = BYTES[fmt]!(N, K);
+      const copies = Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / wBytes)));
+      const ws = Array.from({ length: copies }, (_, i) => {
+        const b = dev.device.createBuffer({ size: Math.ceil(wBytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST, label: `w${i}` });
+        fillWeights(dev, b, fmt);
+        return b;
+      });
+      for (const M of ms) {
+        const x = dev.device.createBuffer({ size: M * K * 4, usage: USAGE.STORAGE | USAGE.COPY_DST, label: 'x' });
+        dev.device.queue.writeBuffer(x, 0, new Float32Array(M * K).map((_, i) => Math.sin(i) * 0.5));
+        const yBytes = M * N * 4;
+        if (yBytes > dev.caps.limits.maxStorageBufferBindingSize!) {
+          results.push({ format: fmt, N, K, M, skipped: `output ${yBytes} bytes exceeds maxStorageBufferBindingSize` });
+          x.destroy();
+          continue;
+        }
+        const y = dev.device.createBuffer({ size: yBytes, usage: USAGE.STORAGE | USAGE.COPY_SRC, label: 'y' });
+        const req = (extra: { variant?: string; tunables?: Record<string, number | string> } = {}) => planOp(dev, 'linear', { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: fmt }, ...extra });
+        let plan: Plan;
+        try {
+          plan = req();
+        } catch (e) {
+          if (!(e instanceof ContractError)) throw e;
+          results.push({ format: fmt, N, K, M, skipped: e.message.split('\n')[0] });
+          x.destroy();
+          y.destroy();
+          continue;
+        }
+        // touch every weight copy once (fresh buffers are slow on their first use)
+        const touch = new Recorder(dev, { timestamps: false });
+        for (const w of ws) await recordPlan(touch, dev, plan, { x, w, y });
+        await touch.submit({ wait: true });
+        const t = await timePlan(dev, plan, x, ws, y, reps);
+        const bytes = wBytes + M * K * 4 + M * N * 4;
+        const entry: Record<string, unknown> = {
+          format: fmt,
+          N,
+          K,
+          M,
+          variant: plan.variant,
+          kernels: plan.passes.map((p) => p.kernel ?? p.shader),
+          inPassMs: +t.inPassMs.toFixed(5),
+          aloneMedianMs: +t.medianMs.toFixed(5),
+          aloneMinMs: +t.minMs.toFixed(5),
+          reps: t.reps,
+          weightBytes: wBytes,
+          gbPerSecond: +(bytes / t.inPassMs / 1e6).toFixed(1),
+          fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3),
+          tflops: +((2 * M * N * K) / (t.inPassMs / 1000) / 1e12).toFixed(2),
+        };
+        if (sweep && M === 1) {
+          const points: SweepPoint[] = [];
+          const frac = (ms: number) => +(bytes / (ms / 1000) / bw).toFixed(3);
+          const old = fmt === 'q4_k' ? 'q4k_gemv' : 'f16_gemv';
+          try {
+            const p = req({ variant: old });
+            const tt = await timePlan(dev, p, x, ws, y, reps);
+            points.push({ variant: old, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: frac(tt.inPassMs) });
+          } catch (e) {
+            if (!(e instanceof ContractError)) throw e;
+          }
+          const sg = fmt === 'q4_k' ? 'q4k_gemv_sg' : 'f16_gemv_sg';
+          for (const tunables of sweepConfigs()) {
+            const p = req({ variant: sg, tunables: { ...tunables, cpuMapping: 'off' } });
+            const tt = await timePlan(dev, p, x, ws, y, reps);
+            points.push({ variant: sg, tunables, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: frac(tt.inPassMs) });
+          }
+          points.sort((a, b) => a.inPassMs - b.inPassMs);
+          entry.sweep = points;
+          console.log(`  sweep best: ${JSON.stringify(points[0])}`);
+        }
+        results.push(entry);
+        console.log(`${fmt} N=${N} K=${K} M=${M}: ${plan.variant} ${t.inPassMs.toFixed(4)} ms in a pass (${t.medianMs.toFixed(4)} alone), ${entry.gbPerSecond} GB/s (${((entry.fractionOfReadBandwidth as number) * 100).toFixed(1)}% of read), ${entry.tflops} TFLOP/s`);
+        x.destroy();
+        y.destroy();
+      }
+      for (const b of ws) b.destroy();
+    }
+  }
+  const receipt = {
+    benchmark: 'kernels',
+    date: new Date().toISOString(),
+    machine: hostname(),
+    adapter: describeAdapter(dev.caps),
+    adapterInfo: dev.caps.adapterInfo,
+    commit: process.env.TESSERA_COMMIT ?? (() => {
+      try {
+        return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+      } catch {
+        return 'unknown';
+      }
+    })(),
+    dawnArgs: dev.dawnArgs,
+    readBandwidthBytesPerSecond: Math.round(bw),
+    method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
+    results,
+  };
+  writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
+  console.log(`wrote ${out}`);
+  dev.destroy();
+}
+
+await main();
