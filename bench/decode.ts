@@ -8,14 +8,12 @@
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { f32ToF16Bytes } from '../src/formats/index.ts';
-import { uploadBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts';
 import { Decoder } from '../src/models/decoder.ts';
 import { loadModel } from '../src/models/load.ts';
-import { weightSpecs, type GpuWeights } from '../src/models/weights.ts';
-import type { Tensor } from '../src/ops/runner.ts';
+import type { GpuWeights } from '../src/models/weights.ts';
+import { randomWeights } from '../src/models/random-weights.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
@@ -35,56 +33,6 @@ const PRESETS: Record<string, Record<string, unknown>> = {
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : def;
-}
-
-/** Random but well-formed weights: Q4_K blocks with small scales, f16/f32 values in [-0.05, 0.05], norms of 1. */
-function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f16' | 'f32'): GpuWeights {
-  const tensors = new Map<string, Tensor>();
-  const storage: Record<string, number> = {};
-  let bytes = 0;
-  let seed = 12345;
-  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5) * 0.1;
-  const pool = new Float32Array(1 << 16).map(rnd);
-  const f16Pool = f32ToF16Bytes(pool);
-  for (const s of weightSpecs(cfg)) {
-    if (s.optional) continue;
-    const n = s.shape.reduce((a, d) => a * d, 1);
-    const K = s.shape[s.shape.length - 1]!;
-    let data: Uint8Array;
-    let dtype: string;
-    if (s.kind === 'norm') {
-      data = new Uint8Array(new Float32Array(n).fill(1).buffer);
-      dtype = 'float32';
-    } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
-      data = new Uint8Array((n / 256) * 144);
-      for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i, 2654435761) >>> 13) & 0xff;
-      const hdr = f32ToF16Bytes([0.002, 0.001]);
-      for (let b = 0; b < data.length; b += 144) data.set(hdr, b);
-      dtype = 'q4_k';
-    } else if ((s.kind === 'linear' || s.kind === 'embedding') && quant !== 'f32') {
-      data = new Uint8Array(n * 2);
-      for (let o = 0; o < data.length; o += f16Pool.length) data.set(f16Pool.subarray(0, Math.min(f16Pool.length, data.length - o)), o);
-      dtype = 'float16';
-    } else {
-      const f = new Float32Array(n);
-      for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
-      data = new Uint8Array(f.buffer);
-      dtype = 'float32';
-    }
-    const buffer = uploadBuffer(dev.device, data, s.name);
-    tensors.set(s.name, { buffer, dtype, shape: s.shape });
-    if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
-    bytes += buffer.size;
-  }
-  return {
-    mode: quant,
-    tensors,
-    storage,
-    bytes,
-    notes: [],
-    get: (name) => tensors.get(name)!,
-    destroy: () => tensors.forEach((t) => t.buffer.destroy()),
-  };
 }
 
 /** Weight bytes one decode step reads: every linear weight, one embedding row, norms (fused views counted once). */

@@ -9,7 +9,7 @@ import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { OpRunner, type Tensor } from '../ops/runner.ts';
+import { opAccepts, OpRunner, type Tensor } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeInvFreq, ropeTables } from './rope.ts';
@@ -38,7 +38,7 @@ export class Decoder {
     readonly dev: TesseraDevice,
     readonly cfg: DecoderConfig,
     readonly weights: GpuWeights,
-    opts: { maxPositions?: number; ropeInterleaved?: boolean; kvDtype?: 'float32' | 'float16'; fuseProjections?: boolean } = {},
+    opts: { maxPositions?: number; ropeInterleaved?: boolean; kvDtype?: 'float32' | 'float16'; fuseProjections?: boolean; fuseGemv?: boolean } = {},
   ) {
     this.kvDtype = opts.kvDtype ?? (weights.mode !== 'f32' && dev.caps.features.has('shader-f16') ? 'float16' : 'float32');
     this.ops = new OpRunner(dev);
@@ -61,6 +61,45 @@ export class Decoder {
     }
     this.dummyU32 = { buffer: uploadBuffer(dev.device, new Uint32Array([0]), 'attention.unused'), dtype: 'uint32', shape: [1] };
     if (opts.fuseProjections ?? true) this.fuseProjections();
+    if (opts.fuseGemv ?? true) this.findFusedGemv();
+  }
+
+  /**
+   * Layers whose single-token step runs as 4 GEMVs with the element-wise work folded in (linear_fused): q|k|v
+   * reads rmsnorm(h) (input norm in its prologue), o_proj adds into h (residual in its epilogue), gate|up reads the
+   * post-attention norm of h, down_proj reads silu(gate) * up and adds into h. Pre-norm layers with fused q|k|v and
+   * gate|up weights the contract accepts (f16 / Q4_K on devices with subgroups); others emit the separate ops.
+   */
+  private readonly fusedGemv = new Set<number>();
+
+  /** How many layers run the fused single-token GEMVs. */
+  get fusedGemvLayers(): number {
+    return this.fusedGemv.size;
+  }
+
+  private findFusedGemv(): void {
+    const cfg = this.cfg;
+    if (cfg.sandwichNorm) return;
+    const H = cfg.hiddenSize;
+    const I = cfg.intermediateSize;
+    const f32 = (shape: number[]) => ({ dtype: 'float32', shape });
+    const eps = cfg.rmsNormEps;
+    for (let l = 0; l < cfg.numLayers; l++) {
+      if (!this.fusedQkv.has(l) || !this.fusedGateUp.has(l)) continue;
+      const p = `model.layers.${l}.`;
+      const w = (n: string) => this.weights.tensors.get(p + n)!;
+      const qkv = w('self_attn.qkv_proj.weight');
+      const o = w('self_attn.o_proj.weight');
+      const gu = w('mlp.gate_up_proj.weight');
+      const down = w('mlp.down_proj.weight');
+      if (!o || !down) continue;
+      const ok =
+        opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: qkv, gamma: f32([H]), y: f32([1, qkv.shape[0]!]) }, { prologue: 'rmsnorm', eps }) &&
+        opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]) }, { accumulate: 1 }) &&
+        opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: gu, gamma: f32([H]), y: f32([1, 2 * I]) }, { prologue: 'rmsnorm', eps }) &&
+        opAccepts(this.dev, 'linear_fused', { x: f32([1, 2 * I]), w: down, y: f32([1, H]) }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
+      if (ok) this.fusedGemv.add(l);
+    }
   }
 
   /** Layers whose q|k|v and gate|up weights share one buffer (one GEMV each when decoding a single token). */
@@ -209,6 +248,10 @@ export class Decoder {
     }
     for (let l = 0; l < cfg.numLayers; l++) {
       const p = `model.layers.${l}.`;
+      if (T === 1 && !normedNext && this.fusedGemv.has(l)) {
+        this.emitFusedLayer(s, l, h, kv, pos);
+        continue;
+      }
       // The layer's normed input: fused into the previous layer's last residual add (pre-norm models), else here.
       let x = normedNext ?? s.act('x', [T, H]);
       if (!normedNext) this.norm(s, h, p + 'input_layernorm.weight', x);
@@ -299,6 +342,47 @@ export class Decoder {
     const normed = s.act('final', [h.shape[0]!, H]);
     this.norm(s, h, 'model.norm.weight', normed);
     return normed;
+  }
+
+  /**
+   * One token through layer l with the fused GEMVs (see findFusedGemv): 4 GEMVs, rope, the KV write and attention
+   * (plus the bias add and q/k norms where the model has them). The residual stream h is updated in place.
+   */
+  private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
+    const cfg = this.cfg;
+    const p = `model.layers.${l}.`;
+    const D = cfg.headDim;
+    const nH = cfg.numHeads;
+    const nKV = cfg.numKvHeads;
+    const kvRow = nKV * D;
+    const I = cfg.intermediateSize;
+    const eps = cfg.rmsNormEps;
+    const qkv = s.act('qkv', [1, nH * D + 2 * kvRow]);
+    s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.qkv_proj.weight'), gamma: this.weights.get(p + 'input_layernorm.weight'), y: qkv }, { prologue: 'rmsnorm', eps });
+    if (this.weights.tensors.has(p + 'self_attn.qkv_proj.bias')) s.op('bias_add', { data: qkv, bias: this.weights.get(p + 'self_attn.qkv_proj.bias') });
+    let qk: StepTensor = { ...qkv, shape: [1, nH + nKV, D] };
+    if (cfg.qkNorm) {
+      const qkn = s.act('qkn', [1, nH + nKV, D]);
+      this.norm(s, { ...qkv, shape: [1, nH, D] }, p + 'self_attn.q_norm.weight', { ...qkn, shape: [1, nH, D] });
+      this.norm(s, { ...qkv, offset: nH * D * 4, shape: [1, nKV, D] }, p + 'self_attn.k_norm.weight', { ...qkn, offset: nH * D * 4, shape: [1, nKV, D] });
+      qk = qkn;
+    }
+    const rope = this.ropeByLayer[l]!;
+    s.op('rope', { x: qk, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
+    const q3: StepTensor = { ...qk, shape: [1, nH, D] };
+    const k3: StepTensor = { ...qk, offset: nH * D * 4, shape: [1, nKV, D] };
+    const v3: StepTensor = { ...qkv, offset: (nH * D + kvRow) * 4, shape: [1, nKV, D] };
+    s.op('kv_write', { k: k3, v: v3, kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: pos });
+    const att = s.act('att', [1, nH, D]);
+    s.op(
+      'attention',
+      { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
+      { start_pos: pos, kv_len: plus(pos, 1), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
+    );
+    s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: this.weights.get(p + 'self_attn.o_proj.weight'), y: h }, { accumulate: 1 });
+    const gu = s.act('gu', [1, 2 * I]);
+    s.op('linear_fused', { x: h, w: this.weights.get(p + 'mlp.gate_up_proj.weight'), gamma: this.weights.get(p + 'post_attention_layernorm.weight'), y: gu }, { prologue: 'rmsnorm', eps });
+    s.op('linear_fused', { x: gu, w: this.weights.get(p + 'mlp.down_proj.weight'), y: h }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
   }
 
   /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */

@@ -1,0 +1,69 @@
+/**
+ * Random but well-formed decoder weights for benchmarks and tests (nothing downloaded): Q4_K blocks with small
+ * scales, f16/f32 values in [-0.05, 0.05], norm weights of 1 (or random in [0.5, 1.5] with `randomNorms`). The same
+ * seed gives the same weights.
+ */
+import { f32ToF16Bytes } from '../formats/index.ts';
+import { uploadBuffer } from '../gpu/buffers.ts';
+import type { TesseraDevice } from '../gpu/device.ts';
+import type { Tensor } from '../ops/runner.ts';
+import type { DecoderConfig } from './config.ts';
+import { weightSpecs, type GpuWeights } from './weights.ts';
+
+export interface RandomWeightOptions {
+  seed?: number;
+  randomNorms?: boolean;
+  /** Store the embedding table as f32 even when the linears are q4k / f16 (devices without shader-f16). */
+  f32Embedding?: boolean;
+}
+
+export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f16' | 'f32', opts: RandomWeightOptions = {}): GpuWeights {
+  const tensors = new Map<string, Tensor>();
+  const storage: Record<string, number> = {};
+  let bytes = 0;
+  let seed = opts.seed ?? 12345;
+  const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
+  const rnd = () => (next() / 2 ** 32 - 0.5) * 0.1;
+  const pool = new Float32Array(1 << 16).map(rnd);
+  const f16Pool = f32ToF16Bytes(pool);
+  const salt = next();
+  for (const s of weightSpecs(cfg)) {
+    if (s.optional) continue;
+    const n = s.shape.reduce((a, d) => a * d, 1);
+    const K = s.shape[s.shape.length - 1]!;
+    let data: Uint8Array;
+    let dtype: string;
+    if (s.kind === 'norm') {
+      data = new Uint8Array(new Float32Array(n).map(() => (opts.randomNorms ? 0.5 + next() / 2 ** 32 : 1)).buffer);
+      dtype = 'float32';
+    } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
+      data = new Uint8Array((n / 256) * 144);
+      for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+      const hdr = f32ToF16Bytes([0.002, 0.001]);
+      for (let b = 0; b < data.length; b += 144) data.set(hdr, b);
+      dtype = 'q4_k';
+    } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
+      data = new Uint8Array(n * 2);
+      for (let o = 0; o < data.length; o += f16Pool.length) data.set(f16Pool.subarray(0, Math.min(f16Pool.length, data.length - o)), o);
+      dtype = 'float16';
+    } else {
+      const f = new Float32Array(n);
+      for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
+      data = new Uint8Array(f.buffer);
+      dtype = 'float32';
+    }
+    const buffer = uploadBuffer(dev.device, data, s.name);
+    tensors.set(s.name, { buffer, dtype, shape: s.shape });
+    if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
+    bytes += buffer.size;
+  }
+  return {
+    mode: quant,
+    tensors,
+    storage,
+    bytes,
+    notes: [],
+    get: (name) => tensors.get(name)!,
+    destroy: () => tensors.forEach((t) => t.buffer.destroy()),
+  };
+}
