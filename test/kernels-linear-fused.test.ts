@@ -1,0 +1,91 @@
+/**
+ * linear_fused (gemv-subgroup.wgsl.jinja) against the CPU reference, for f16 and Q4_K weights, every prologue (none,
+ * rmsnorm with its gamma, glu with silu and gelu_tanh) and both epilogues (store, accumulate into y), with M = 1..3,
+ * N not a multiple of the workgroup's columns, and several work splits (tunables). f16 weights are read as u32 pairs,
+ * so this runs without shader-f16 (SwiftShader too).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runContract, type HostTensor } from '../src/contracts/run.ts';
+import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+const silu = (g: number) => g / (1 + Math.exp(-g));
+const geluTanh = (g: number) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3)));
+
+type Case = [fmt: 'float16' | 'q4_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
+const CASES: Case[] = [
+  ['float16', 1, 37, 264, 'none', 'silu', 0, {}],
+  ['float16', 2, 129, 1024, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvUnroll: 1 }],
+  ['float16', 3, 70, 512, 'glu', 'gelu_tanh', 1, { gemvCols: 3, gemvItems: 3, gemvWorkgroup: 16 }],
+  ['float16', 1, 300, 8192, 'glu', 'silu', 0, {}],
+  ['q4_k', 1, 37, 512, 'none', 'silu', 1, {}],
+  ['q4_k', 2, 65, 768, 'rmsnorm', 'silu', 0, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 64 }],
+  ['q4_k', 3, 70, 256, 'glu', 'silu', 1, { gemvCols: 3, gemvUnroll: 3 }],
+  ['q4_k', 1, 1000, 2048, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvItems: 2 }],
+  ['q4_k', 1, 33, 512, 'glu', 'gelu_tanh', 0, {}],
+];
+
+describe('linear_fused vs the CPU reference', () => {
+  it.each(CASES)('%s M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (fmt, M, N, K, prologue, activation, accumulate, tunables) => {
+    const r = new Rng(`linear_fused/${fmt}/${M}x${N}x${K}/${prologue}/${accumulate}`);
+    const rowLen = prologue === 'glu' ? 2 * K : K;
+    const x = r.floats(M * rowLen);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const y0 = r.floats(M * N);
+    const wf = r.floats(N * K);
+    const wBytes = fmt === 'q4_k' ? quantizeQ4_K(wf) : f32ToF16Bytes(wf);
+    const wRef = fmt === 'q4_k' ? dequantizeQ4_K(wBytes, N * K) : f16BytesToF32(wBytes);
+    const a = new Float32Array(M * K);
+    for (let m = 0; m < M; m++) {
+      if (prologue === 'rmsnorm') {
+        let ss = 0;
+        for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
+        const inv = 1 / Math.sqrt(ss / K + 1e-6);
+        for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
+      } else if (prologue === 'glu') {
+        const f = activation === 'silu' ? silu : geluTanh;
+        for (let k = 0; k < K; k++) a[m * K + k] = f(x[m * 2 * K + k]!) * x[m * 2 * K + K + k]!;
+      } else a.set(x.subarray(m * K, (m + 1) * K), m * K);
+    }
+    const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
+    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
+    const inputs: Record<string, HostTensor> = {
+      x: { dtype: 'float32', shape: [M, rowLen], data: x },
+      w: { dtype: fmt, shape: [N, K], data: fmt === 'q4_k' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) },
+      y: { dtype: 'float32', shape: [M, N], data: y0 },
+    };
+    if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
+    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables });
+    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'norm' : 'plain');
+    const got = outputs.y!.data as Float32Array;
+    let err = 0;
+    let max = 0;
+    for (let i = 0; i < want.length; i++) {
+      err = Math.max(err, Math.abs(got[i]! - want[i]!));
+      max = Math.max(max, Math.abs(want[i]!));
+    }
+    expect(max).toBeGreaterThan(0);
+    // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
+    expect(err / max).toBeLessThan(1e-5);
+  });
+
+  it('refuses what it cannot run, naming the reason', async () => {
+    const bad = (shapes: Record<string, number[]>, attributes: Record<string, string | number> = {}) => () =>
+      runContract(dev, opContract('linear_fused'), {
+        inputs: Object.fromEntries(Object.entries(shapes).map(([k, s]) => [k, { dtype: k === 'w' ? 'q4_k' : 'float32', shape: s, data: k === 'w' ? new Uint8Array((s[0]! * s[1]! * 144) / 256) : new Float32Array(s.reduce((p, d) => p * d, 1)) }])),
+        attributes,
+      });
+    await expect(bad({ x: [1, 256], w: [8, 256], y: [1, 8] }, { prologue: 'rmsnorm' })()).rejects.toThrow(/gammaOk/);
+    await expect(bad({ x: [9, 256], w: [8, 256], y: [9, 8] })()).rejects.toThrow(/gemvRows/);
+    await expect(bad({ x: [1, 256], w: [8, 256], y: [1, 8] }, { prologue: 'glu' })()).rejects.toThrow(/shapeOk/);
+  });
+});
