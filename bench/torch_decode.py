@@ -10,20 +10,31 @@ import time
 
 import torch
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
 # The same shapes as bench/decode.ts's PRESETS.
 PRESETS = {
     "llama-1.1b": dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048),
     "llama-1b-128k": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=2048, tie_word_embeddings=True),
+    "llama-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=128256, max_position_embeddings=4096),
+    "qwen3-0.6b": dict(arch="qwen3", hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=4096, tie_word_embeddings=True),
 }
+
+
+def build(name: str, dtype: torch.dtype):
+    """The preset's model with random weights, created on the GPU (an 8B model initialised on the CPU takes minutes)."""
+    spec = dict(PRESETS[name])
+    arch = spec.pop("arch", "llama")
+    cfg = (Qwen3Config if arch == "qwen3" else LlamaConfig)(**spec)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = (Qwen3ForCausalLM if arch == "qwen3" else LlamaForCausalLM)(cfg)
+    return cfg, model.to(dtype=dtype).eval()
 
 
 def prefill(name: str, dtype: torch.dtype, lengths: list) -> list:
     """Plain forward over T tokens (eager), best of 3 after a warm-up: prefill tok/s."""
-    cfg = LlamaConfig(**PRESETS[name])
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).to("cuda", dtype=dtype).eval()
+    cfg, model = build(name, dtype)
     out = []
     for T in lengths:
         ids = torch.tensor([[(i * 7 + 3) % cfg.vocab_size for i in range(T)]], device="cuda")
@@ -45,9 +56,7 @@ def prefill(name: str, dtype: torch.dtype, lengths: list) -> list:
 
 
 def run(name: str, dtype: torch.dtype, tokens: int, prompt: int, compiled: bool) -> dict:
-    cfg = LlamaConfig(**PRESETS[name])
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).to("cuda", dtype=dtype).eval()
+    cfg, model = build(name, dtype)
     ids = torch.tensor([[(i * 7 + 3) % cfg.vocab_size for i in range(prompt)]], device="cuda")
 
     def gen(n: int) -> float:
@@ -92,7 +101,7 @@ def main() -> None:
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "method": "LlamaForCausalLM with random weights in float16, default attention, generate(do_sample=False, cache_implementation='static', min_new_tokens=N), eager (disable_compile=True) and, with --compiled, transformers' own compiled static-cache path; step = (best of 2-3 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
+        "method": "LlamaForCausalLM (Qwen3ForCausalLM for qwen3 presets) with random weights in float16, default attention, generate(do_sample=False, cache_implementation='static', min_new_tokens=N), eager (disable_compile=True) and, with --compiled, transformers' own compiled static-cache path; step = (best of 2-3 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
         "results": results,
     }
     with open(a.out, "w") as f:

@@ -21,21 +21,26 @@ beforeAll(async () => {
   dev = await testDevice();
 });
 
-const HF = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
+const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
+// Qwen3: q/k norms between the q|k|v GEMV and rope
+const QWEN3 = { ...LLAMA, architectures: ['Qwen3ForCausalLM'], num_key_value_heads: 4, tie_word_embeddings: true };
 
-function model(fuse: boolean): LoadedModel {
-  const cfg = decoderConfigFromHF(HF, 'test config');
+function model(hf: Record<string, unknown>, fuse: boolean): LoadedModel {
+  const cfg = decoderConfigFromHF(hf, 'test config');
   const w = randomWeights(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true });
   const decoder = new Decoder(dev, cfg, w, { maxPositions: 64, fuseGemv: fuse });
   return { decoder, device: dev, config: cfg, path: `random q4k (fuseGemv ${fuse})` } as unknown as LoadedModel;
 }
 
-describe('fused single-token layers (linear_fused) vs the separate ops', () => {
+describe.each([
+  ['Llama', LLAMA],
+  ['Qwen3', QWEN3],
+])('%s: fused single-token layers (linear_fused) vs the separate ops', (_name, hf) => {
   let fused: LoadedModel;
   let separate: LoadedModel;
   beforeAll(() => {
-    fused = model(true);
-    separate = model(false);
+    fused = model(hf, true);
+    separate = model(hf, false);
   });
 
   it('every layer runs fused where the contract accepts it, none when turned off', () => {
