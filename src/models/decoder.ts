@@ -65,7 +65,8 @@ export class Decoder {
   }
 
   /**
-   * Layers whose single-token step runs as 4 GEMVs with the element-wise work folded in (linear_fused): q|k|v
+   * Layers whose single-token step runs as 4 GEMVs with the element-wise work folded in (linear_fused), rope_kv and
+   * attention: q|k|v
    * reads rmsnorm(h) (input norm in its prologue), o_proj adds into h (residual in its epilogue), gate|up reads the
    * post-attention norm of h, down_proj reads silu(gate) * up and adds into h. Pre-norm layers with fused q|k|v and
    * gate|up weights the contract accepts (f16 / Q4_K on devices with subgroups); others emit the separate ops.
@@ -98,7 +99,12 @@ export class Decoder {
         opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]) }, { accumulate: 1 }) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: gu, gamma: f32([H]), y: f32([1, 2 * I]) }, { prologue: 'rmsnorm', eps }) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, 2 * I]), w: down, y: f32([1, H]) }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
-      if (ok) this.fusedGemv.add(l);
+      const D = cfg.headDim;
+      const nKV = cfg.numKvHeads;
+      const kvCache = { dtype: this.kvDtype, shape: [1, nKV, D] };
+      const rope = this.ropeByLayer[l]!;
+      const ropeOk = opAccepts(this.dev, 'rope_kv', { qk: f32([1, cfg.numHeads + nKV, D]), v: f32([1, nKV, D]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) }, { interleaved: this.ropeInterleaved });
+      if (ok && ropeOk) this.fusedGemv.add(l);
     }
   }
 
@@ -345,8 +351,9 @@ export class Decoder {
   }
 
   /**
-   * One token through layer l with the fused GEMVs (see findFusedGemv): 4 GEMVs, rope, the KV write and attention
-   * (plus the bias add and q/k norms where the model has them). The residual stream h is updated in place.
+   * One token through layer l with the fused GEMVs (see findFusedGemv): 4 GEMVs, rope_kv (rope of q and k and the
+   * KV cache write) and attention: 6 dispatches (plus the bias add and q/k norms where the model has them). The
+   * residual stream h is updated in place.
    */
   private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
     const cfg = this.cfg;
@@ -368,11 +375,10 @@ export class Decoder {
       qk = qkn;
     }
     const rope = this.ropeByLayer[l]!;
-    s.op('rope', { x: qk, cos: rope.cos, sin: rope.sin }, { start_pos: pos, interleaved: this.ropeInterleaved });
-    const q3: StepTensor = { ...qk, shape: [1, nH, D] };
-    const k3: StepTensor = { ...qk, offset: nH * D * 4, shape: [1, nKV, D] };
+    // rope of q and k, rotated keys and the values into the cache: one dispatch
+    const q3 = s.act('q', [1, nH, D]);
     const v3: StepTensor = { ...qkv, offset: (nH * D + kvRow) * 4, shape: [1, nKV, D] };
-    s.op('kv_write', { k: k3, v: v3, kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: pos });
+    s.op('rope_kv', { qk, v: v3, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { start_pos: pos, interleaved: this.ropeInterleaved });
     const att = s.act('att', [1, nH, D]);
     s.op(
       'attention',
