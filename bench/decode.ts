@@ -210,10 +210,13 @@ for (const p of presets) {
   results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
+// TESSERA_COMMIT wins: the device machine's copy of the tree can carry a stale git HEAD
 let commit = process.env.TESSERA_COMMIT ?? 'unknown (no git checkout; set TESSERA_COMMIT)';
-try {
-  commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {}
+if (!process.env.TESSERA_COMMIT) {
+  try {
+    commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {}
+}
 const receipt = {
   benchmark: 'decode',
   date: new Date().toISOString(),
