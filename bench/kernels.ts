@@ -1,12 +1,12 @@
 /**
- * Kernel benchmark: weight-times-activation (the `linear` contract) for f16 and Q4_K weights at the decoder shapes of
+ * Kernel benchmark: weight-times-activation (the `linear` contract) for f16, Q4_K and Q8_0 weights at the decoder shapes of
  * Llama-3.2-1B and Llama-3.1-8B, for M = 1 (decode: GB/s as a fraction of the streaming-read bandwidth measured by the
  * same harness) and M >= 16 (prefill: TFLOP/s). Each case times the contract's choice for this device; with `--sweep`
  * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces.
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
- * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k]
+ * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0]
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--reps 20] [--bw-bytes N]
  */
 import { execSync } from 'node:child_process';
@@ -38,6 +38,7 @@ const SHAPES: [number, number][] = [
 const BYTES: Record<string, (n: number, k: number) => number> = {
   float16: (n, k) => n * k * 2,
   q4_k: (n, k) => (n * k * 144) / 256,
+  q8_0: (n, k) => (n * k * 34) / 32,
 };
 
 /** Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over. */
@@ -45,13 +46,19 @@ const ROTATE_BYTES = 256 << 20;
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
-  const chunk = new Uint8Array(Math.min(buf.size, 16 << 20));
+  const chunk = new Uint8Array(Math.min(buf.size, 34 * 144 * 3424));
   let seed = 0x9e3779b9;
   const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
   if (fmt === 'float16') {
     // halves with exponents in [-11, -4]: small finite values
     for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
+  } else if (fmt === 'q8_0') {
+    // 16 MiB is not a multiple of 34: every 34-byte block inside the chunk gets d = 2^-10, chunk after chunk
+    for (let b = 0; b + 34 <= chunk.length; b += 34) {
+      chunk[b] = 0x00;
+      chunk[b + 1] = 0x14;
+    }
   } else if (fmt === 'q4_k') {
     for (let b = 0; b + 144 <= chunk.length; b += 144) {
       chunk[b] = 0x00; // d = 2^-10-ish, dmin likewise
@@ -83,7 +90,9 @@ async function timePlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, ws: GPUBuf
   let estimate = 0.01;
   const heat = async (ms = 100) => {
     const rec = new Recorder(dev, { timestamps: false });
-    await record(rec, Math.max(1, Math.min(8000, Math.ceil(ms / estimate))));
+    // a plan with intermediates (a dequantized scratch copy) allocates them per call: keep the count small
+    const cap = plan.intermediates.length ? 32 : 8000;
+    await record(rec, Math.max(1, Math.min(cap, Math.ceil(ms / estimate))));
     void rec.submit();
   };
   const alone = async (n: number) => {
@@ -99,7 +108,7 @@ async function timePlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, ws: GPUBuf
   };
   const warm = await alone(2);
   estimate = Math.max(1e-3, warm[0]!);
-  const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length)));
+  const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), plan.intermediates.length ? 32 : Infinity));
   const calls = await alone(n);
   await heat();
   const span = new Recorder(dev, { timestamps: 'span' });
@@ -132,7 +141,7 @@ function sweepConfigs(): Record<string, number>[] {
 
 async function main() {
   const out = arg('out', 'kernels.json');
-  const formats = arg('formats', 'float16,q4_k').split(',');
+  const formats = arg('formats', 'float16,q4_k,q8_0').split(',');
   const ms = arg('m', '1,16,128,512,2048').split(',').map(Number);
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
@@ -198,7 +207,7 @@ async function main() {
         if (sweep && M === 1) {
           const points: SweepPoint[] = [];
           const frac = (ms: number) => +(bytes / (ms / 1000) / bw).toFixed(3);
-          const old = fmt === 'q4_k' ? 'q4k_gemv' : 'f16_gemv';
+          const old = fmt === 'q4_k' ? 'q4k_gemv' : fmt === 'q8_0' ? 'q8_0_dequant' : 'f16_gemv';
           try {
             const p = req({ variant: old });
             const tt = await timePlan(dev, p, x, ws, y, reps);
@@ -206,7 +215,7 @@ async function main() {
           } catch (e) {
             if (!(e instanceof ContractError)) throw e;
           }
-          const sg = fmt === 'q4_k' ? 'q4k_gemv_sg' : 'f16_gemv_sg';
+          const sg = fmt === 'q4_k' ? 'q4k_gemv_sg' : fmt === 'q8_0' ? 'q8_0_gemv_sg' : 'f16_gemv_sg';
           for (const tunables of sweepConfigs()) {
             const p = req({ variant: sg, tunables: { ...tunables, cpuMapping: 'off' } });
             const tt = await timePlan(dev, p, x, ws, y, reps);

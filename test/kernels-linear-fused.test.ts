@@ -1,12 +1,12 @@
 /**
- * linear_fused (gemv-subgroup.wgsl.jinja) against the CPU reference, for f16 and Q4_K weights, every prologue (none,
+ * linear_fused (gemv-subgroup.wgsl.jinja) against the CPU reference, for f16, Q4_K and Q8_0 weights, every prologue (none,
  * rmsnorm with its gamma, glu with silu and gelu_tanh) and both epilogues (store, accumulate into y), with M = 1..3,
  * N not a multiple of the workgroup's columns, and several work splits (tunables). f16 weights are read as u32 pairs,
  * so this runs without shader-f16 (SwiftShader too).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
@@ -21,7 +21,7 @@ beforeAll(async () => {
 const silu = (g: number) => g / (1 + Math.exp(-g));
 const geluTanh = (g: number) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3)));
 
-type Case = [fmt: 'float16' | 'q4_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
+type Case = [fmt: 'float16' | 'q4_k' | 'q8_0', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
 const CASES: Case[] = [
   ['float16', 1, 37, 264, 'none', 'silu', 0, {}],
   ['float16', 2, 129, 1024, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvUnroll: 1 }],
@@ -32,6 +32,11 @@ const CASES: Case[] = [
   ['q4_k', 3, 70, 256, 'glu', 'silu', 1, { gemvCols: 3, gemvUnroll: 3 }],
   ['q4_k', 1, 1000, 2048, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvItems: 2 }],
   ['q4_k', 1, 33, 512, 'glu', 'gelu_tanh', 0, {}],
+  // Q8_0: odd and even block counts per row (a row's blocks start 2 bytes off a word when the block before is odd)
+  ['q8_0', 1, 37, 96, 'none', 'silu', 0, {}],
+  ['q8_0', 2, 70, 160, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
+  ['q8_0', 3, 65, 64, 'glu', 'silu', 0, { gemvCols: 4, gemvItems: 3, gemvWorkgroup: 16 }],
+  ['q8_0', 1, 300, 8192, 'none', 'silu', 1, {}],
 ];
 
 describe('linear_fused vs the CPU reference', () => {
@@ -42,8 +47,8 @@ describe('linear_fused vs the CPU reference', () => {
     const gamma = r.floats(K).map((v) => 1 + v);
     const y0 = r.floats(M * N);
     const wf = r.floats(N * K);
-    const wBytes = fmt === 'q4_k' ? quantizeQ4_K(wf) : f32ToF16Bytes(wf);
-    const wRef = fmt === 'q4_k' ? dequantizeQ4_K(wBytes, N * K) : f16BytesToF32(wBytes);
+    const wBytes = fmt === 'q4_k' ? quantizeQ4_K(wf) : fmt === 'q8_0' ? quantizeQ8_0(wf) : f32ToF16Bytes(wf);
+    const wRef = fmt === 'q4_k' ? dequantizeQ4_K(wBytes, N * K) : fmt === 'q8_0' ? dequantizeQ8_0(wBytes, N * K) : f16BytesToF32(wBytes);
     const a = new Float32Array(M * K);
     for (let m = 0; m < M; m++) {
       if (prologue === 'rmsnorm') {
@@ -60,7 +65,7 @@ describe('linear_fused vs the CPU reference', () => {
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
     const inputs: Record<string, HostTensor> = {
       x: { dtype: 'float32', shape: [M, rowLen], data: x },
-      w: { dtype: fmt, shape: [N, K], data: fmt === 'q4_k' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) },
+      w: { dtype: fmt, shape: [N, K], data: fmt !== 'float16' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) },
       y: { dtype: 'float32', shape: [M, N], data: y0 },
     };
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
