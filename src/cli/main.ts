@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { capsToJson } from '../gpu/caps.ts';
 import { registerModelCommands } from './model.ts';
 import { registerRegistryCommands } from './registry.ts';
+import { registerServeCommand } from './serve.ts';
 
 function registerDeviceCommands(program: Command): void {
   program
@@ -128,6 +129,7 @@ export function buildProgram(): Command {
   registerRegistryCommands(program);
   registerSelfTest(program);
   registerModelCommands(program);
+  registerServeCommand(program);
   registerDemo(program);
   return program;
 }

@@ -39,7 +39,7 @@ function quantOpt(v: string | undefined): QuantMode | undefined {
  * Load with a progress line on stderr (a bar when stderr is a terminal). Given a path, the model is opened and
  * checked (config, tensors) before the GPU device is created.
  */
-export async function loadWithProgress(from: string | ModelSource, quant?: QuantMode, quiet = false): Promise<{ dev: TesseraDevice; model: LoadedModel }> {
+export async function loadWithProgress(from: string | ModelSource, quant?: QuantMode, quiet = false, maxPositions?: number): Promise<{ dev: TesseraDevice; model: LoadedModel }> {
   const { createDevice } = await import('../gpu/device.ts');
   const { loadModelFromSource } = await import('../models/load.ts');
   const src = typeof from === 'string' ? await openModel(from) : from;
@@ -50,6 +50,7 @@ export async function loadWithProgress(from: string | ModelSource, quant?: Quant
   const t0 = performance.now();
   try {
     const model = await loadModelFromSource(dev, src, {
+      ...(maxPositions ? { maxPositions } : {}),
       quant,
       onProgress: (p) => {
         if (quiet) return;
