@@ -61,8 +61,8 @@ export function registerServeCommand(program: Command): void {
           process.stderr.write(`${sig}: finishing ${scheduler.running + scheduler.depth} request(s), refusing new ones\n`);
           void scheduler.drain().then(() => {
             server.close(() => resolve());
-            // idle keep-alive connections would hold close() open
-            (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+            // every request is done: idle keep-alive connections would hold close() open
+            (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
           });
         };
         process.once('SIGTERM', () => stop('SIGTERM'));

@@ -98,7 +98,8 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
   async function run(promptIds: number[], req: SamplingRequest, signal: AbortSignal, onToken?: (text: string) => Promise<void> | void, acquired?: () => void) {
     const maxTokens = budget(promptIds, req);
     const t0 = performance.now();
-    const release = acquired ?? (await scheduler.acquire(signal));
+    // a caller that acquired the engine itself (a stream) releases it after its last write
+    const release = acquired ? () => {} : await scheduler.acquire(signal);
     try {
       const it = engine.stream({
         promptIds,
@@ -118,7 +119,8 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
           pieces.push(r.value.text);
         } else if (pieces.length) pieces[pieces.length - 1] += r.value.text;
         else pieces.push(r.value.text);
-        if (onToken && req.logprobs === undefined && r.value.text) await onToken(r.value.text);
+        // a chunk per token (its text may be empty: half of a multi-byte character, or a model without a tokenizer)
+        if (onToken && req.logprobs === undefined && (r.value.text || r.value.token >= 0)) await onToken(r.value.text);
         r = await it.next();
       }
       const result = r.value;
@@ -154,6 +156,7 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
 
   app.post('/v1/chat/completions', async (c) => {
     const req = parseChatRequest(await json(c), engine.name);
+    if (!engine.model.tokenizer) throw new ApiError(400, `The model has no tokenizer (${engine.model.tokenizerFile} is missing): send token ids to /v1/completions`, 'invalid_request_error', 'messages', 'no_tokenizer');
     const promptIds = engine.encodeChat(req.messages);
     const rid = id('chatcmpl');
     const now = Math.floor(Date.now() / 1000);
@@ -177,20 +180,19 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
       stream.onAbort(() => ac.abort());
       try {
         await stream.writeSSE({ data: JSON.stringify(chunk({ role: 'assistant', content: '' }, null)) });
-      } catch (e) {
+        const { result, pieces, logprobs } = await run(promptIds, req, ac.signal, (text) => stream.writeSSE({ data: JSON.stringify(chunk({ content: text }, null)) }), release);
+        if (ac.signal.aborted) return;
+        if (logprobs) {
+          // logprobs come from one forward over the finished completion: one chunk per token, then the finish chunk
+          const lp = chatLogprobs(logprobs);
+          for (let i = 0; i < lp.content.length; i++) await stream.writeSSE({ data: JSON.stringify(chunk({ content: pieces[i] ?? '' }, null, { content: [lp.content[i]] })) });
+        }
+        await stream.writeSSE({ data: JSON.stringify(chunk({}, finish(result))) });
+        if (req.includeUsage) await stream.writeSSE({ data: JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(promptIds.length, result.ids.length) }) });
+        await stream.writeSSE({ data: '[DONE]' });
+      } finally {
         release();
-        throw e;
       }
-      const { result, pieces, logprobs } = await run(promptIds, req, ac.signal, (text) => stream.writeSSE({ data: JSON.stringify(chunk({ content: text }, null)) }), release);
-      if (ac.signal.aborted) return;
-      if (logprobs) {
-        // logprobs come from one forward over the finished completion: one chunk per token, then the finish chunk
-        const lp = chatLogprobs(logprobs);
-        for (let i = 0; i < lp.content.length; i++) await stream.writeSSE({ data: JSON.stringify(chunk({ content: pieces[i] ?? '' }, null, { content: [lp.content[i]] })) });
-      }
-      await stream.writeSSE({ data: JSON.stringify(chunk({}, finish(result))) });
-      if (req.includeUsage) await stream.writeSSE({ data: JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(promptIds.length, result.ids.length) }) });
-      await stream.writeSSE({ data: '[DONE]' });
     }, async (err, stream) => {
       ac.abort();
       const e = err instanceof ApiError ? err : new ApiError(500, 'The server had an error while processing the request', 'server_error');
@@ -201,6 +203,10 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
 
   app.post('/v1/completions', async (c) => {
     const req = parseCompletionRequest(await json(c), engine.name);
+    if (typeof req.prompt === 'string' && !engine.model.tokenizer) {
+      throw new ApiError(400, `The model has no tokenizer (${engine.model.tokenizerFile} is missing): send the prompt as token ids`, 'invalid_request_error', 'prompt', 'no_tokenizer');
+    }
+    if (req.logprobs !== undefined && !engine.model.tokenizer) throw new ApiError(400, 'logprobs name tokens by their text: this model has no tokenizer', 'invalid_request_error', 'logprobs', 'no_tokenizer');
     const promptIds = typeof req.prompt === 'string' ? engine.encodeText(req.prompt) : req.prompt;
     const vocab = engine.model.config.vocabSize;
     const badId = promptIds.find((t) => t >= vocab);
@@ -218,17 +224,21 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     const release = await scheduler.acquire(ac.signal);
     return streamSSE(c, async (stream) => {
       stream.onAbort(() => ac.abort());
-      const { result, pieces, logprobs } = await run(promptIds, req, ac.signal, (text) => stream.writeSSE({ data: JSON.stringify(choice(text, null)) }), release);
-      if (ac.signal.aborted) return;
-      if (logprobs) {
-        const lp = completionLogprobs(logprobs);
-        for (let i = 0; i < lp.tokens.length; i++) {
-          await stream.writeSSE({ data: JSON.stringify(choice(pieces[i] ?? '', null, { tokens: [lp.tokens[i]], token_logprobs: [lp.token_logprobs[i]], top_logprobs: [lp.top_logprobs[i]], text_offset: [lp.text_offset[i]] })) });
+      try {
+        const { result, pieces, logprobs } = await run(promptIds, req, ac.signal, (text) => stream.writeSSE({ data: JSON.stringify(choice(text, null)) }), release);
+        if (ac.signal.aborted) return;
+        if (logprobs) {
+          const lp = completionLogprobs(logprobs);
+          for (let i = 0; i < lp.tokens.length; i++) {
+            await stream.writeSSE({ data: JSON.stringify(choice(pieces[i] ?? '', null, { tokens: [lp.tokens[i]], token_logprobs: [lp.token_logprobs[i]], top_logprobs: [lp.top_logprobs[i]], text_offset: [lp.text_offset[i]] })) });
+          }
         }
+        await stream.writeSSE({ data: JSON.stringify(choice('', finish(result))) });
+        if (req.includeUsage) await stream.writeSSE({ data: JSON.stringify({ ...base, choices: [], usage: usage(promptIds.length, result.ids.length) }) });
+        await stream.writeSSE({ data: '[DONE]' });
+      } finally {
+        release();
       }
-      await stream.writeSSE({ data: JSON.stringify(choice('', finish(result))) });
-      if (req.includeUsage) await stream.writeSSE({ data: JSON.stringify({ ...base, choices: [], usage: usage(promptIds.length, result.ids.length) }) });
-      await stream.writeSSE({ data: '[DONE]' });
     }, async (err, stream) => {
       ac.abort();
       const e = err instanceof ApiError ? err : new ApiError(500, 'The server had an error while processing the request', 'server_error');

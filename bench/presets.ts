@@ -1,0 +1,13 @@
+/** Model shapes the benchmarks build with random weights (bench/torch_decode.py has the same list for the PyTorch peer). */
+export const PRESETS: Record<string, Record<string, unknown>> = {
+  // TinyLlama-1.1B shapes
+  'llama-1.1b': { architectures: ['LlamaForCausalLM'], hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 22, num_attention_heads: 32, num_key_value_heads: 4, vocab_size: 32000, max_position_embeddings: 2048 },
+  // Llama-3.2-1B-like shapes (tied embeddings)
+  'llama-1b-128k': { architectures: ['LlamaForCausalLM'], hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 64, vocab_size: 128256, max_position_embeddings: 2048, tie_word_embeddings: true },
+  // Llama-3.1-8B shapes
+  'llama-8b': { architectures: ['LlamaForCausalLM'], hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128, vocab_size: 128256, max_position_embeddings: 4096 },
+  // Qwen3-0.6B shapes (q/k norms, tied embeddings)
+  'qwen3-0.6b': { architectures: ['Qwen3ForCausalLM'], hidden_size: 1024, intermediate_size: 3072, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, vocab_size: 151936, max_position_embeddings: 4096, tie_word_embeddings: true },
+  // small, for CPU machines
+  tiny: { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 768, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 2048, max_position_embeddings: 512 },
+};
