@@ -1,12 +1,12 @@
 /**
- * linear_fused (gemv-subgroup.wgsl.jinja) against the CPU reference, for f16, Q4_K and Q8_0 weights, every prologue (none,
+ * linear_fused (gemv-subgroup.wgsl.jinja) against the CPU reference, for f16, Q4_K, Q6_K and Q8_0 weights, every prologue (none,
  * rmsnorm with its gamma, glu with silu and gelu_tanh) and both epilogues (store, accumulate into y), with M = 1..3,
  * N not a multiple of the workgroup's columns, and several work splits (tunables). f16 weights are read as u32 pairs,
  * so this runs without shader-f16 (SwiftShader too).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
@@ -21,7 +21,7 @@ beforeAll(async () => {
 const silu = (g: number) => g / (1 + Math.exp(-g));
 const geluTanh = (g: number) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3)));
 
-type Case = [fmt: 'float16' | 'q4_k' | 'q8_0', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
+type Case = [fmt: 'float16' | 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
 const CASES: Case[] = [
   ['float16', 1, 37, 264, 'none', 'silu', 0, {}],
   ['float16', 2, 129, 1024, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvUnroll: 1 }],
@@ -37,6 +37,11 @@ const CASES: Case[] = [
   ['q8_0', 2, 70, 160, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
   ['q8_0', 3, 65, 64, 'glu', 'silu', 0, { gemvCols: 4, gemvItems: 3, gemvWorkgroup: 16 }],
   ['q8_0', 1, 300, 8192, 'none', 'silu', 1, {}],
+  // Q6_K: 210-byte blocks, every other one starting 2 bytes off a word
+  ['q6_k', 1, 37, 256, 'none', 'silu', 0, {}],
+  ['q6_k', 2, 33, 768, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
+  ['q6_k', 3, 70, 512, 'glu', 'gelu_tanh', 0, { gemvCols: 4, gemvItems: 3, gemvWorkgroup: 16 }],
+  ['q6_k', 1, 129, 2048, 'none', 'silu', 1, { gemvCols: 1 }],
 ];
 
 describe('linear_fused vs the CPU reference', () => {
@@ -47,8 +52,9 @@ describe('linear_fused vs the CPU reference', () => {
     const gamma = r.floats(K).map((v) => 1 + v);
     const y0 = r.floats(M * N);
     const wf = r.floats(N * K);
-    const wBytes = fmt === 'q4_k' ? quantizeQ4_K(wf) : fmt === 'q8_0' ? quantizeQ8_0(wf) : f32ToF16Bytes(wf);
-    const wRef = fmt === 'q4_k' ? dequantizeQ4_K(wBytes, N * K) : fmt === 'q8_0' ? dequantizeQ8_0(wBytes, N * K) : f16BytesToF32(wBytes);
+    const quant = { q4_k: [quantizeQ4_K, dequantizeQ4_K], q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K] } as const;
+    const wBytes = fmt === 'float16' ? f32ToF16Bytes(wf) : quant[fmt][0](wf);
+    const wRef = fmt === 'float16' ? f16BytesToF32(wBytes) : quant[fmt][1](wBytes, N * K);
     const a = new Float32Array(M * K);
     for (let m = 0; m < M; m++) {
       if (prologue === 'rmsnorm') {

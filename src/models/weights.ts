@@ -177,6 +177,10 @@ export async function uploadWeights(
       } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && reads('q8_0')) {
         data = await src.readRaw(s.name);
         dtype = 'q8_0';
+      } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q6_K && reads('q6_k')) {
+        // Q4_K_M files keep some tensors (v, down, the LM head) as Q6_K: read in place too
+        data = await src.readRaw(s.name);
+        dtype = 'q6_k';
       } else {
         const x = await src.toFloat32(s.name);
         if (s.kind === 'norm' && addOne) for (let j = 0; j < x.length; j++) x[j]! += 1;
