@@ -11,6 +11,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -77,16 +78,8 @@ describe('linear_fused vs the CPU reference', () => {
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables });
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'norm' : 'plain');
-    const got = outputs.y!.data as Float32Array;
-    let err = 0;
-    let max = 0;
-    for (let i = 0; i < want.length; i++) {
-      err = Math.max(err, Math.abs(got[i]! - want[i]!));
-      max = Math.max(max, Math.abs(want[i]!));
-    }
-    expect(max).toBeGreaterThan(0);
     // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
-    expect(err / max).toBeLessThan(1e-5);
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
   });
 
   it('refuses what it cannot run, naming the reason', async () => {

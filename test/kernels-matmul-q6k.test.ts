@@ -10,6 +10,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -35,14 +36,7 @@ describe('linear with Q6_K weights', () => {
     });
     expect(plan.variant).toBe(variant);
     const want = matmulF32Reference(x, dequantizeQ6_K(wq, N * K), { M, N, K, alpha: 0.5 });
-    const got = outputs.y!.data as Float32Array;
-    let err = 0;
-    let max = 0;
-    for (let i = 0; i < want.length; i++) {
-      err = Math.max(err, Math.abs(got[i]! - want[i]!));
-      max = Math.max(max, Math.abs(want[i]!));
-    }
-    expect(err / max).toBeLessThan(1e-5);
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
   });
 
   it('prefill-length inputs take the dequantize path, decode rows the GEMV (on GPUs)', async () => {

@@ -133,6 +133,14 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     }
   }
 
+  /** A stream that fails after it started: the error object as the last event (no stack reaches the client). */
+  const streamError = (ac: AbortController) => async (err: Error, stream: { writeSSE: (m: { data: string }) => Promise<void> }) => {
+    ac.abort();
+    const e = err instanceof ApiError ? err : new ApiError(500, 'The server had an error while processing the request', 'server_error');
+    if (!(err instanceof ApiError)) log(`internal error in a stream: ${err.stack ?? err}`);
+    await stream.writeSSE({ data: JSON.stringify(e.body()) });
+  };
+
   const usage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
 
   function chatLogprobs(lps: TokenLogprob[]) {
@@ -193,12 +201,7 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
       } finally {
         release();
       }
-    }, async (err, stream) => {
-      ac.abort();
-      const e = err instanceof ApiError ? err : new ApiError(500, 'The server had an error while processing the request', 'server_error');
-      if (!(err instanceof ApiError)) log(`internal error in a stream: ${err.stack ?? err}`);
-      await stream.writeSSE({ data: JSON.stringify(e.body()) });
-    });
+    }, streamError(ac));
   });
 
   app.post('/v1/completions', async (c) => {
@@ -239,12 +242,7 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
       } finally {
         release();
       }
-    }, async (err, stream) => {
-      ac.abort();
-      const e = err instanceof ApiError ? err : new ApiError(500, 'The server had an error while processing the request', 'server_error');
-      if (!(err instanceof ApiError)) log(`internal error in a stream: ${err.stack ?? err}`);
-      await stream.writeSSE({ data: JSON.stringify(e.body()) });
-    });
+    }, streamError(ac));
   });
 
   return { app, scheduler, metrics };
