@@ -5,7 +5,6 @@
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
  * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16)
  */
-import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
@@ -21,6 +20,7 @@ import { Recorder } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
+import { receiptCommit } from './commit.ts';
 
 
 function arg(name: string, def: string): string {
@@ -199,13 +199,7 @@ for (const p of presets) {
   results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
-// TESSERA_COMMIT wins: the device machine's copy of the tree can carry a stale git HEAD
-let commit = process.env.TESSERA_COMMIT ?? 'unknown (no git checkout; set TESSERA_COMMIT)';
-if (!process.env.TESSERA_COMMIT) {
-  try {
-    commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-  } catch {}
-}
+const commit = receiptCommit();
 const receipt = {
   benchmark: 'decode',
   date: new Date().toISOString(),

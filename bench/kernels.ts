@@ -9,7 +9,6 @@
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0]
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--reps 20] [--bw-bytes N]
  */
-import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { ContractError } from '../src/contracts/index.ts';
@@ -19,6 +18,7 @@ import { Recorder } from '../src/gpu/recorder.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
+import { receiptCommit } from './commit.ts';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -239,13 +239,7 @@ async function main() {
     machine: hostname(),
     adapter: describeAdapter(dev.caps),
     adapterInfo: dev.caps.adapterInfo,
-    commit: process.env.TESSERA_COMMIT ?? (() => {
-      try {
-        return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-      } catch {
-        return 'unknown';
-      }
-    })(),
+    commit: receiptCommit(),
     dawnArgs: dev.dawnArgs,
     readBandwidthBytesPerSecond: Math.round(bw),
     method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',

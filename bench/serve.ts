@@ -7,7 +7,6 @@
  * [--requests 4] [--prompt 64] [--max-tokens 64] [--out FILE]
  */
 import { serve } from '@hono/node-server';
-import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
@@ -18,6 +17,7 @@ import { randomWeights } from '../src/models/random-weights.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { createServerApp } from '../src/server/app.ts';
 import { PRESETS } from './presets.ts';
+import { receiptCommit } from './commit.ts';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -114,18 +114,12 @@ async function main() {
     results.push(row);
     console.log(JSON.stringify(row));
   }
-  let commit = process.env.TESSERA_COMMIT ?? 'unknown';
-  if (!process.env.TESSERA_COMMIT) {
-    try {
-      commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    } catch {}
-  }
   const receipt = {
     benchmark: 'serve',
     date: new Date().toISOString(),
     machine: hostname(),
     adapter: describeAdapter(dev.caps),
-    commit,
+    commit: receiptCommit(),
     model: name,
     workload: { promptTokens: promptLen, maxTokens, requestsPerClient: perClient, temperature: 0.8, endpoint: '/v1/completions (stream, token-id prompts)' },
     method: 'clients run their requests back to back; the server runs one request at a time (FIFO); TTFT = request start to the first chunk after the prompt',
