@@ -7,7 +7,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--ort] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -19,6 +19,8 @@ import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
+import { loadOrt, timeMatMulNBits } from './ort-matmulnbits.ts';
+import { readFloat32 } from '../src/gpu/buffers.ts';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -117,6 +119,22 @@ async function timePlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, ws: GPUBuf
   return { inPassMs: whole!.ms / n, medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n };
 }
 
+/** Wall ms of one call as a client sees it (upload x, run, read y back), median: the measure ORT's run is timed by. */
+async function wallPlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, w: GPUBuffer, y: GPUBuffer, host: Float32Array<ArrayBuffer>, M: number, N: number, reps: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < reps + 3; i++) {
+    const t0 = performance.now();
+    dev.device.queue.writeBuffer(x, 0, host);
+    const rec = new Recorder(dev, { timestamps: false });
+    await recordPlan(rec, dev, plan, { x, w, y });
+    await rec.submit();
+    await readFloat32(dev.device, y, M * N);
+    if (i >= 3) times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[times.length >> 1]!;
+}
+
 interface SweepPoint {
   variant: string;
   tunables?: Record<string, number>;
@@ -146,6 +164,8 @@ async function main() {
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
   const sweep = process.argv.includes('--sweep');
+  // --ort: ONNX Runtime's WebGPU MatMulNBits (4-bit, block 32) at the Q4_K shapes, wall time per call on both sides
+  const ort = process.argv.includes('--ort') ? await loadOrt() : undefined;
   const dev = await createDevice({ timestamps: true });
   if (!dev.timestamps) throw new Error('this benchmark needs timestamp-query');
   const bw = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.adapterInfo?.architecture === 'swiftshader' ? 2 ** 26 : 2 ** 30))));
@@ -204,6 +224,18 @@ async function main() {
           fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3),
           tflops: +((2 * M * N * K) / (t.inPassMs / 1000) / 1e12).toFixed(2),
         };
+        if (ort && fmt === 'q4_k') {
+          const host = new Float32Array(M * K).map((_, i) => Math.sin(i) * 0.5);
+          const ours = await wallPlan(dev, plan, x, ws[0]!, y, host, M, N, Math.min(reps, 20));
+          try {
+            const peer = await timeMatMulNBits(ort, M, N, K, Math.min(reps, 20));
+            entry.wallMs = +ours.toFixed(4);
+            entry.ortMatMulNBits = { ...peer, wallMsMedian: +peer.wallMsMedian.toFixed(4), oursOverOrt: +(ours / peer.wallMsMedian).toFixed(3) };
+            console.log(`  wall per call: ours ${ours.toFixed(3)} ms, ORT ${peer.ep} MatMulNBits ${peer.wallMsMedian.toFixed(3)} ms (ours / ORT ${(ours / peer.wallMsMedian).toFixed(2)})`);
+          } catch (e) {
+            entry.ortMatMulNBits = { error: (e as Error).message.split('\n')[0] };
+          }
+        }
         if (sweep && M === 1) {
           const points: SweepPoint[] = [];
           const frac = (ms: number) => +(bytes / (ms / 1000) / bw).toFixed(3);
