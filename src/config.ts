@@ -8,6 +8,8 @@
  *   TESSERA_DAWN_CHECKED=1                keep Dawn's validation and robustness on a hardware GPU (off by default there)
  *   TESSERA_GPU_WAIT=poll|sleep           how the token loop waits for the GPU (default sleep: block the thread for
  *                                         most of the expected step time instead of spinning the event loop)
+ *   TESSERA_TUNABLES                      JSON {"<op contract>": {"<tunable>": value}}: tunables the models' op calls
+ *                                         resolve with, e.g. {"linear": {"prefillSgmat": "on"}} (benchmarks, trials)
  */
 const env: Record<string, string | undefined> = typeof process !== 'undefined' && process.env ? process.env : {};
 
@@ -18,6 +20,20 @@ export interface TesseraConfig {
   timestamps: boolean;
   gpuWait: 'poll' | 'sleep';
   dawnChecked: boolean;
+  tunables: Record<string, Record<string, string | number | boolean>>;
+}
+
+function parseTunables(s: string | undefined): TesseraConfig['tunables'] {
+  if (!s) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(s);
+  } catch (e) {
+    throw new Error(`TESSERA_TUNABLES is not JSON (${(e as Error).message}); use e.g. {"linear": {"prefillSgmat": "on"}}`);
+  }
+  const ok = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (!ok(v) || !Object.values(v).every(ok)) throw new Error('TESSERA_TUNABLES must map op contract names to objects of tunables, e.g. {"linear": {"prefillSgmat": "on"}}');
+  return v as TesseraConfig['tunables'];
 }
 
 function splitDawnArgs(s: string): string[] {
@@ -34,6 +50,7 @@ export function readConfig(): TesseraConfig {
     timestamps: env.TESSERA_TIMESTAMPS === '1',
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
     dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
+    tunables: parseTunables(env.TESSERA_TUNABLES),
   };
 }
 

@@ -6,6 +6,7 @@
  * binding index, a variant choice or a dispatch formula.
  */
 import { fileURLToPath } from 'node:url';
+import { readConfig } from '../config.ts';
 import { dynamicNames } from '../contracts/plan.ts';
 import { ContractError, ContractInputError, DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
@@ -113,7 +114,8 @@ export class OpRunner {
       // Resolved with the defaults of dynamic attributes: the plan must not carry one caller's position or seed.
       const stat: Record<string, AttributeValue> = {};
       for (const k in attributes) if (!dyn.has(k)) stat[k] = attributes[k]!;
-      p = resolveContract(c, { shapes, dtypes, attributes: stat, device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
+      const tunables = readConfig().tunables[op];
+      p = resolveContract(c, { shapes, dtypes, attributes: stat, ...(tunables ? { tunables } : {}), device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
       this.resolutions++;
       if (this.plans.size > 4096) this.plans.clear();
       this.plans.set(key, p);

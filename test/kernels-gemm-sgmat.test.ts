@@ -1,0 +1,55 @@
+/**
+ * The prefill GEMM on subgroup matrices (gemm-sgmat.wgsl.jinja: f16 x f16 -> f32 16x16x16, activations and weights
+ * staged as f16 tiles) for f16 and Q4_K weights against the CPU reference, on shapes that are not multiples of the
+ * 64 x 64 tile. Needs subgroup matrices with that configuration, shader-f16 and subgroups of 32: elsewhere (SwiftShader)
+ * each case says so and is skipped; the GPU lane runs it on the H200.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContractError } from '../src/contracts/index.ts';
+import { runContract } from '../src/contracts/run.ts';
+import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('linear on subgroup matrices (prefill)', () => {
+  it.for([
+    ['float16', 9, 70, 96],
+    ['float16', 130, 200, 512],
+    ['q4_k', 9, 70, 256],
+    ['q4_k', 77, 129, 768],
+  ] as const)('%s M=%i N=%i K=%i', async ([fmt, M, N, K], ctx) => {
+    const r = new Rng(`gemm-sgmat/${fmt}/${M}x${N}x${K}`);
+    const x = r.floats(M * K);
+    const wf = r.floats(N * K);
+    const wBytes = fmt === 'q4_k' ? quantizeQ4_K(wf) : f32ToF16Bytes(wf);
+    const wRef = fmt === 'q4_k' ? dequantizeQ4_K(wBytes, N * K) : f16BytesToF32(wBytes);
+    const variant = fmt === 'q4_k' ? 'q4k_sgmat' : 'f16_sgmat';
+    let out;
+    try {
+      out = await runContract(dev, opContract('linear'), {
+        inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: fmt, shape: [N, K], data: fmt === 'q4_k' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) } },
+        attributes: { alpha: 0.5 },
+        tunables: { prefillSgmat: 'on' },
+        variant,
+      });
+    } catch (e) {
+      if (e instanceof ContractError) {
+        ctx.skip(`${variant} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+        return;
+      }
+      throw e;
+    }
+    const want = matmulF32Reference(x, wRef, { M, N, K, alpha: 0.5 });
+    // activations and dequantized Q4_K weights rounded to f16 (2^-11 relative each), f32 accumulation
+    expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(5e-3);
+  });
+});
