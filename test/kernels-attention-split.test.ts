@@ -1,0 +1,56 @@
+/**
+ * Decode attention split over the KV length (attention-split.wgsl.jinja, flash-decoding: a partial softmax per chunk
+ * of 256 keys, then a combine pass) against the CPU reference: GQA, f32 and f16 caches (f16 read as u32 pairs, no
+ * shader-f16 needed), softcap, a sliding window, 1 to 3 query tokens, lengths that end inside a chunk and capacities
+ * of several chunks (most of them empty for short lengths).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runContract } from '../src/contracts/run.ts';
+import { f16BytesToF32, f32ToF16Bytes } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { attentionRef, attentionUniforms } from '../src/reference/attention.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('attention decode_split (flash-decoding)', () => {
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window
+    [1, 4, 2, 64, 600, 300, 'float32', 0, 0],
+    [2, 8, 2, 32, 512, 257, 'float16', 0, 0],
+    [1, 4, 4, 128, 300, 5, 'float32', 30, 0],
+    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100],
+    [1, 2, 1, 256, 256, 0, 'float32', 0, 0],
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i', async (T, H, Hkv, D, cap, start, kvDt, softcap, win) => {
+    const r = new Rng(`attention-split/${T}/${H}/${D}/${cap}/${start}`);
+    const q = r.floats(T * H * D);
+    let k = r.floats(cap * Hkv * D);
+    let v = r.floats(cap * Hkv * D);
+    const half = (x: Float32Array) => new Uint16Array(f32ToF16Bytes(x).buffer);
+    const kd = kvDt === 'float16' ? half(k) : k;
+    const vd = kvDt === 'float16' ? half(v) : v;
+    if (kvDt === 'float16') {
+      k = f16BytesToF32(new Uint8Array(kd.buffer));
+      v = f16BytesToF32(new Uint8Array(vd.buffer));
+    }
+    const u32 = { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) };
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: { q: { dtype: 'float32', shape: [T, H, D], data: q }, k: { dtype: kvDt, shape: [cap, Hkv, D], data: kd }, v: { dtype: kvDt, shape: [cap, Hkv, D], data: vd }, kvLen: u32, pageTable: u32 },
+      attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
+      tunables: { splitDecode: 'on', cpuMapping: 'off' },
+    });
+    expect(plan.variant).toBe('decode_split');
+    expect(plan.passes.map((p) => p.dispatch)).toEqual([
+      [Math.ceil(cap / 256), H, T],
+      [H, T, 1],
+    ]);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
+    expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, { q, k, v } as never))).toBeLessThan(1e-5);
+  });
+});
