@@ -7,7 +7,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--ort] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048]] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -86,11 +86,17 @@ interface Timing {
  * GPU busy for ~100 ms, so the clocks are up (an idle H200 runs its first milliseconds of work far slower).
  */
 async function timePlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, ws: GPUBuffer[], y: GPUBuffer, reps: number): Promise<Timing> {
+  return timeBuffers(dev, plan, (i) => ({ x, w: ws[i % ws.length]!, y }), reps);
+}
+
+/** timePlan for any contract: call i binds buffers(i). */
+async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) => Record<string, GPUBuffer>, reps: number): Promise<Timing> {
   const record = async (rec: Recorder, n: number) => {
-    for (let i = 0; i < n; i++) await recordPlan(rec, dev, plan, { x, w: ws[i % ws.length]!, y });
+    for (let i = 0; i < n; i++) await recordPlan(rec, dev, plan, buffers(i));
   };
   let estimate = 0.01;
-  const heat = async (ms = 100) => {
+  const heat = async (ms = dev.caps.adapterInfo.architecture === 'swiftshader' ? 0 : 100) => {
+    if (ms <= 0) return; // a CPU adapter has no clocks to raise
     const rec = new Recorder(dev, { timestamps: false });
     // a plan with intermediates (a dequantized scratch copy) allocates them per call: keep the count small
     const cap = plan.intermediates.length ? 32 : 8000;
@@ -154,6 +160,51 @@ function sweepConfigs(): Record<string, number>[] {
   for (const [items, wg] of shapes) {
     for (const cols of [1, 2, 4]) for (const unroll of [1, 2]) out.push({ gemvItems: items, gemvWorkgroup: wg, gemvCols: cols, gemvUnroll: unroll });
   }
+  return out;
+}
+
+/**
+ * Attention at Llama-3.1-8B's head shapes (32 query heads, 8 KV heads, head dim 128, f16 cache): decode of one token
+ * at 1k, 8k and 32k keys (KV bytes read per call as a fraction of the read bandwidth), the registry kernel and the
+ * split-KV variant; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
+ */
+async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
+  const H = 32;
+  const Hkv = 8;
+  const D = 128;
+  const f16 = dev.caps.features.has('shader-f16') ? 'float16' : 'float32';
+  const eb = f16 === 'float16' ? 2 : 4;
+  const out: unknown[] = [];
+  const u32 = dev.device.createBuffer({ size: 16, usage: USAGE.STORAGE | USAGE.COPY_DST });
+  const run = async (T: number, ctx: number, tunables: Record<string, string>) => {
+    const cap = Math.max(ctx, 256);
+    const shapes = { q: [T, H, D], k: [cap, Hkv, D], v: [cap, Hkv, D], kvLen: [1], pageTable: [1] };
+    const plan = planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
+    const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
+    const q = mk(T * H * D * 4);
+    const k = mk(cap * Hkv * D * eb);
+    const v = mk(cap * Hkv * D * eb);
+    const o = mk(T * H * D * 4);
+    const t = await timeBuffers(dev, plan, () => ({ q, k, v, kvLen: u32, pageTable: u32, out: o }), reps);
+    for (const b of [q, k, v, o]) b.destroy();
+    return { plan, t };
+  };
+  for (const ctx of arg('attention-ctx', '1024,8192,32768').split(',').map(Number)) {
+    for (const tunables of [{}, { splitDecode: 'on' }] as Record<string, string>[]) {
+      const { plan, t } = await run(1, ctx, tunables);
+      const bytes = 2 * ctx * Hkv * D * eb;
+      const e = { kind: 'decode', context: ctx, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(5), kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
+      out.push(e);
+      console.log(`attention decode ${ctx} keys: ${plan.variant} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth`);
+    }
+  }
+  for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
+    const { plan, t } = await run(T, T, {});
+    const flops = 2 * 2 * H * D * ((T * (T + 1)) / 2);
+    out.push({ kind: 'prefill', tokens: T, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
+    console.log(`attention prefill ${T} tokens: ${plan.variant} ${t.inPassMs.toFixed(3)} ms, ${(flops / (t.inPassMs / 1000) / 1e12).toFixed(2)} TFLOP/s`);
+  }
+  u32.destroy();
   return out;
 }
 
@@ -265,6 +316,7 @@ async function main() {
       for (const b of ws) b.destroy();
     }
   }
+  const attention = process.argv.includes('--attention') ? await attentionCases(dev, bw, reps) : [];
   const receipt = {
     benchmark: 'kernels',
     date: new Date().toISOString(),
@@ -276,6 +328,7 @@ async function main() {
     readBandwidthBytesPerSecond: Math.round(bw),
     method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
     results,
+    attention,
   };
   writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
   console.log(`wrote ${out}`);
