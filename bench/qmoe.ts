@@ -32,6 +32,7 @@ import { buildQmoeModel } from '../src/onnx/qmoe.ts';
 import { qmoeRoute, type QmoeAttrs } from '../src/reference/qmoe.ts';
 import { qmoeReferenceFromTensors, seededRandom, type QmoeTensors } from '../src/reference/qmoe-cases.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
+import { loadOrt } from './ort-matmulnbits.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -274,15 +275,6 @@ class TesseraCase {
 // ONNX Runtime
 
 type Ort = typeof import('onnxruntime-node');
-async function loadOrt(): Promise<Ort | undefined> {
-  try {
-    const m = (await import('onnxruntime-node')) as unknown as { default?: Ort } & Ort;
-    return m.default ?? m;
-  } catch (e) {
-    console.error(`onnxruntime-node is not available: ${(e as Error).message}`);
-    return undefined;
-  }
-}
 
 interface OrtSession {
   ep: string;
