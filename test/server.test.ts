@@ -157,6 +157,23 @@ describe('tessera serve (OpenAI API)', () => {
     expect(srv.s.scheduler.running + srv.s.scheduler.depth).toBe(0);
   });
 
+  it('a client that gives up on a non-streaming request frees the engine too', async () => {
+    const ac = new AbortController();
+    const pending = fetch(`${srv.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'default', prompt: 'In the beginning', max_tokens: 400, temperature: 0 }),
+      signal: ac.signal,
+    }).catch(() => 'aborted');
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    expect(await pending).toBe('aborted');
+    const t0 = performance.now();
+    const r = await srv.client.completions.create({ model: 'default', prompt: 'Amen', max_tokens: 2, temperature: 0 });
+    expect(r.choices[0]!.text).toBeTruthy();
+    expect(performance.now() - t0).toBeLessThan(3000);
+  });
+
   it('errors: status, OpenAI error type and the parameter', async () => {
     const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
       const r = await fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });

@@ -133,6 +133,15 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     }
   }
 
+  /** Aborted when the client goes away (queued or generating, streaming or not): the engine is freed at once. */
+  const clientGone = (c: Context) => {
+    const ac = new AbortController();
+    const sig = c.req.raw.signal;
+    if (sig.aborted) ac.abort();
+    else sig.addEventListener('abort', () => ac.abort(), { once: true });
+    return ac;
+  };
+
   /** A stream that fails after it started: the error object as the last event (no stack reaches the client). */
   const streamError = (ac: AbortController) => async (err: Error, stream: { writeSSE: (m: { data: string }) => Promise<void> }) => {
     ac.abort();
@@ -170,7 +179,7 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     const now = Math.floor(Date.now() / 1000);
     const base = { id: rid, created: now, model: engine.name };
     if (!req.stream) {
-      const ac = new AbortController();
+      const ac = clientGone(c);
       const { result, logprobs } = await run(promptIds, req, ac.signal);
       return c.json({
         ...base,
@@ -180,7 +189,7 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
       });
     }
     budget(promptIds, req); // a 400 before the stream starts
-    const ac = new AbortController();
+    const ac = clientGone(c);
     // the queue slot is taken before the response starts, so a full queue is a 429, not an empty stream
     const release = await scheduler.acquire(ac.signal);
     const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null, lp: unknown = null) => ({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: lp, finish_reason: finishReason }] });
@@ -218,12 +227,12 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     const base = { id: rid, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: engine.name };
     const choice = (text: string, finishReason: FinishReason | null, lp: unknown = null) => ({ ...base, choices: [{ index: 0, text, logprobs: lp, finish_reason: finishReason }] });
     if (!req.stream) {
-      const ac = new AbortController();
+      const ac = clientGone(c);
       const { result, logprobs } = await run(promptIds, req, ac.signal);
       return c.json({ ...choice(result.text, finish(result), logprobs ? completionLogprobs(logprobs) : null), usage: usage(promptIds.length, result.ids.length) });
     }
     budget(promptIds, req);
-    const ac = new AbortController();
+    const ac = clientGone(c);
     const release = await scheduler.acquire(ac.signal);
     return streamSSE(c, async (stream) => {
       stream.onAbort(() => ac.abort());
