@@ -66,10 +66,10 @@ export class Decoder {
 
   /**
    * Layers whose single-token step runs as 4 GEMVs with the element-wise work folded in (linear_fused), rope_kv and
-   * attention: q|k|v
-   * reads rmsnorm(h) (input norm in its prologue), o_proj adds into h (residual in its epilogue), gate|up reads the
-   * post-attention norm of h, down_proj reads silu(gate) * up and adds into h. Pre-norm layers with fused q|k|v and
-   * gate|up weights the contract accepts (f16 / Q4_K on devices with subgroups); others emit the separate ops.
+   * attention: q|k|v reads rmsnorm(h) (input norm in its prologue), o_proj adds into h (residual in its epilogue),
+   * gate|up reads the post-attention norm of h, down_proj reads act(gate) * up and adds into h. Pre-norm layers with
+   * fused q|k|v and gate|up weights the contracts accept (f16, Q4_K, Q6_K, Q8_0 on devices with subgroups); others
+   * emit the separate ops.
    */
   private readonly fusedGemv = new Set<number>();
 
