@@ -8,6 +8,7 @@
  *   TESSERA_DAWN_CHECKED=1                keep Dawn's validation and robustness on a hardware GPU (off by default there)
  *   TESSERA_GPU_WAIT=poll|sleep           how the token loop waits for the GPU (default sleep: block the thread for
  *                                         most of the expected step time instead of spinning the event loop)
+ *   TESSERA_API_KEY                       the key `tessera serve` requires when --api-key is not given
  *   TESSERA_TUNABLES                      JSON {"<op contract>": {"<tunable>": value}}: tunables the models' op calls
  *                                         resolve with, e.g. {"linear": {"prefillSgmat": "on"}} (benchmarks, trials)
  */
@@ -21,6 +22,7 @@ export interface TesseraConfig {
   gpuWait: 'poll' | 'sleep';
   dawnChecked: boolean;
   tunables: Record<string, Record<string, string | number | boolean>>;
+  apiKey: string | undefined;
 }
 
 function parseTunables(s: string | undefined): TesseraConfig['tunables'] {
@@ -51,6 +53,7 @@ export function readConfig(): TesseraConfig {
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
     dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
     tunables: parseTunables(env.TESSERA_TUNABLES),
+    apiKey: env.TESSERA_API_KEY || undefined,
   };
 }
 

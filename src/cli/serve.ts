@@ -1,6 +1,7 @@
 /** `tessera serve`: the OpenAI-compatible HTTP server (src/server) on @hono/node-server. */
 import type { Command } from 'commander';
 import { basename } from 'node:path';
+import { readConfig } from '../config.ts';
 import { QUANT_MODES, type QuantMode } from '../models/weights.ts';
 import { DEFAULT_MODEL, loadWithProgress } from './model.ts';
 
@@ -47,7 +48,7 @@ export function registerServeCommand(program: Command): void {
       const name = f.name ?? (basename(model.path.replace(/\/+$/, '')).replace(/\.gguf$/i, '') || 'model');
       const engine = new Engine(model, name);
       void engine.tokenizer; // a model without a tokenizer cannot be served: say so before listening
-      const apiKey = f.apiKey ?? process.env.TESSERA_API_KEY;
+      const apiKey = f.apiKey ?? readConfig().apiKey;
       const { app, scheduler } = createServerApp(engine, { ...(apiKey ? { apiKey } : {}), maxQueue, maxBodyBytes });
       await new Promise<void>((resolve, reject) => {
         const server = serve({ fetch: app.fetch, hostname: f.host, port }, (info) => {
