@@ -174,6 +174,17 @@ describe('tessera serve (OpenAI API)', () => {
     expect(performance.now() - t0).toBeLessThan(3000);
   });
 
+  it('Engine.run serves a list of sequences, each as it runs alone', async () => {
+    const seqs = ['In the beginning', 'Blessed are'].map((t) => ({ promptIds: engine.encodeText(t), options: { maxTokens: 6, temperature: 0 } }));
+    const events: [number, number][] = [];
+    const results = await engine.run(seqs, (i, e) => events.push([i, e.token]));
+    for (let i = 0; i < seqs.length; i++) {
+      const alone = await engine.run([seqs[i]!], () => {});
+      expect(results[i]!.ids).toEqual(alone[0]!.ids);
+      expect(events.filter(([j, t]) => j === i && t >= 0).map(([, t]) => t)).toEqual(results[i]!.ids);
+    }
+  });
+
   it('errors: status, OpenAI error type and the parameter', async () => {
     const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
       const r = await fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
