@@ -11,9 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
-import { Decoder } from '../src/models/decoder.ts';
 import { loadModel, type LoadedModel } from '../src/models/load.ts';
-import { randomWeights } from '../src/models/random-weights.ts';
+import { randomModel } from '../src/models/random-weights.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { createServerApp } from '../src/server/app.ts';
 import { PRESETS } from './presets.ts';
@@ -37,9 +36,7 @@ async function main() {
   let name: string;
   if (preset) {
     const cfg = decoderConfigFromHF(PRESETS[preset]!, `preset ${preset}`);
-    const w = randomWeights(dev, cfg, quant);
-    const decoder = new Decoder(dev, cfg, w, { maxPositions: 1024 });
-    model = { path: `preset ${preset}`, config: cfg, tokenizer: null, tokenizerFile: '(none)', weights: w, decoder, device: dev, destroy: () => (decoder.destroy(), w.destroy()) } as unknown as LoadedModel;
+    model = randomModel(dev, cfg, quant, { decoder: { maxPositions: 1024 }, label: `preset ${preset}` });
     name = `${preset}-${quant}`;
   } else {
     model = await loadModel(dev, arg('model', 'models/default'), {});

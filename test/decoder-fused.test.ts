@@ -8,9 +8,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
-import { Decoder } from '../src/models/decoder.ts';
 import type { LoadedModel } from '../src/models/load.ts';
-import { randomWeights } from '../src/models/random-weights.ts';
+import { randomModel } from '../src/models/random-weights.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
@@ -28,9 +27,7 @@ const QWEN3 = { ...LLAMA, architectures: ['Qwen3ForCausalLM'], num_key_value_hea
 
 function model(hf: Record<string, unknown>, fuse: boolean): LoadedModel {
   const cfg = decoderConfigFromHF(hf, 'test config');
-  const w = randomWeights(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true });
-  const decoder = new Decoder(dev, cfg, w, { maxPositions: 64, fuseGemv: fuse });
-  return { decoder, device: dev, config: cfg, path: `random q4k (fuseGemv ${fuse})` } as unknown as LoadedModel;
+  return randomModel(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64, fuseGemv: fuse }, label: `random q4k (fuseGemv ${fuse})` });
 }
 
 describe.each([

@@ -88,12 +88,12 @@ export class Decoder {
     for (let l = 0; l < cfg.numLayers; l++) {
       if (!this.fusedQkv.has(l) || !this.fusedGateUp.has(l)) continue;
       const p = `model.layers.${l}.`;
-      const w = (n: string) => this.weights.tensors.get(p + n)!;
+      const w = (n: string) => this.weights.tensors.get(p + n);
       const qkv = w('self_attn.qkv_proj.weight');
       const o = w('self_attn.o_proj.weight');
       const gu = w('mlp.gate_up_proj.weight');
       const down = w('mlp.down_proj.weight');
-      if (!o || !down) continue;
+      if (!qkv || !o || !gu || !down) continue;
       const ok =
         opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: qkv, gamma: f32([H]), y: f32([1, qkv.shape[0]!]) }, { prologue: 'rmsnorm', eps }) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]) }, { accumulate: 1 }) &&

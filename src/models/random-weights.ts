@@ -8,6 +8,8 @@ import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
+import { Decoder } from './decoder.ts';
+import type { LoadedModel } from './load.ts';
 import { weightSpecs, type GpuWeights } from './weights.ts';
 
 export interface RandomWeightOptions {
@@ -65,5 +67,32 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     notes: [],
     get: (name) => tensors.get(name)!,
     destroy: () => tensors.forEach((t) => t.buffer.destroy()),
+  };
+}
+
+/**
+ * A model of random weights with these shapes (no tokenizer: token ids in and out), for benchmarks and tests that
+ * need a LoadedModel without a checkpoint.
+ */
+export function randomModel(
+  dev: TesseraDevice,
+  cfg: DecoderConfig,
+  quant: 'q4k' | 'f16' | 'f32',
+  opts: RandomWeightOptions & { decoder?: ConstructorParameters<typeof Decoder>[3]; label?: string } = {},
+): LoadedModel {
+  const weights = randomWeights(dev, cfg, quant, opts);
+  const decoder = new Decoder(dev, cfg, weights, opts.decoder);
+  return {
+    path: opts.label ?? `random ${quant} weights`,
+    config: cfg,
+    tokenizer: null,
+    tokenizerFile: '(none: random weights)',
+    weights,
+    decoder,
+    device: dev,
+    destroy: () => {
+      decoder.destroy();
+      weights.destroy();
+    },
   };
 }

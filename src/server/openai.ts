@@ -57,10 +57,10 @@ function num(body: Json, key: string, check: (v: number) => boolean, want: strin
   return v;
 }
 
-function bool(body: Json, key: string): boolean | undefined {
+function bool(body: Json, key: string, param = key): boolean | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw bad(key, `${key} must be true or false; got ${JSON.stringify(v)}`);
+  if (typeof v !== 'boolean') throw bad(param, `${param} must be true or false; got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -86,12 +86,8 @@ function sampling(body: Json, served: string, chat: boolean): SamplingRequest {
   const stream = bool(body, 'stream') ?? false;
   const so = body.stream_options;
   if (so !== undefined && so !== null && (typeof so !== 'object' || Array.isArray(so))) throw bad('stream_options', 'stream_options must be an object');
-  const includeUsage = so ? (() => {
-    const v = (so as Json).include_usage;
-    if (v !== undefined && typeof v !== 'boolean') throw bad('stream_options.include_usage', 'stream_options.include_usage must be true or false');
-    return v === true;
-  })() : false;
   if (so && !stream) throw bad('stream_options', 'stream_options is only allowed with stream: true');
+  const includeUsage = so ? bool(so as Json, 'include_usage', 'stream_options.include_usage') === true : false;
   let stop: string[] = [];
   if (typeof body.stop === 'string') stop = [body.stop];
   else if (Array.isArray(body.stop)) {
