@@ -1,12 +1,12 @@
 /**
- * Kernel benchmark: weight-times-activation (the `linear` contract) for f16, Q4_K and Q8_0 weights at the decoder shapes of
+ * Kernel benchmark: weight-times-activation (the `linear` contract) for f16, Q4_K, Q8_0 and Q6_K weights at the decoder shapes of
  * Llama-3.2-1B and Llama-3.1-8B, for M = 1 (decode: GB/s as a fraction of the streaming-read bandwidth measured by the
  * same harness) and M >= 16 (prefill: TFLOP/s). Each case times the contract's choice for this device; with `--sweep`
  * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces.
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
- * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0]
+ * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048]] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
@@ -41,14 +41,18 @@ const BYTES: Record<string, (n: number, k: number) => number> = {
   float16: (n, k) => n * k * 2,
   q4_k: (n, k) => (n * k * 144) / 256,
   q8_0: (n, k) => (n * k * 34) / 32,
+  q6_k: (n, k) => (n * k * 210) / 256,
 };
+
+/** Bytes per block of each format: fill chunks are whole blocks, so every block gets the header written below. */
+const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 210 };
 
 /** Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over. */
 const ROTATE_BYTES = 256 << 20;
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
-  const chunk = new Uint8Array(Math.min(buf.size, 34 * 144 * 3424));
+  const chunk = new Uint8Array(Math.min(buf.size, BLOCK[fmt]! * 4 * 65536));
   let seed = 0x9e3779b9;
   const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
@@ -56,7 +60,7 @@ function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
     // halves with exponents in [-11, -4]: small finite values
     for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
   } else if (fmt === 'q8_0') {
-    // 16 MiB is not a multiple of 34: every 34-byte block inside the chunk gets d = 2^-10, chunk after chunk
+    // every 34-byte block gets d = 2^-10
     for (let b = 0; b + 34 <= chunk.length; b += 34) {
       chunk[b] = 0x00;
       chunk[b + 1] = 0x14;
@@ -67,6 +71,12 @@ function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
       chunk[b + 1] = 0x14;
       chunk[b + 2] = 0x00;
       chunk[b + 3] = 0x10;
+    }
+  } else if (fmt === 'q6_k') {
+    // d (the last two bytes of the 210) = 2^-10; the int8 sub-block scales stay random
+    for (let b = 0; b + 210 <= chunk.length; b += 210) {
+      chunk[b + 208] = 0x00;
+      chunk[b + 209] = 0x14;
     }
   }
   for (let o = 0; o < buf.size; o += chunk.length) dev.device.queue.writeBuffer(buf, o, chunk, 0, Math.min(chunk.length, buf.size - o));
@@ -210,7 +220,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
 
 async function main() {
   const out = arg('out', 'kernels.json');
-  const formats = arg('formats', 'float16,q4_k,q8_0').split(',');
+  const formats = arg('formats', 'float16,q4_k,q8_0,q6_k').split(',');
   const ms = arg('m', '1,16,128,512,2048').split(',').map(Number);
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
@@ -275,6 +285,19 @@ async function main() {
           fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3),
           tflops: +((2 * M * N * K) / (t.inPassMs / 1000) / 1e12).toFixed(2),
         };
+        if (M >= 16 && !plan.variant.endsWith('_sgmat')) {
+          // the subgroup-matrix prefill GEMM (tunable prefillSgmat), timed in the same run where the device has it
+          try {
+            const p = req({ tunables: { prefillSgmat: 'on' } });
+            if (p.variant !== plan.variant) {
+              const tt = await timePlan(dev, p, x, ws, y, reps);
+              entry.prefillSgmat = { variant: p.variant, inPassMs: +tt.inPassMs.toFixed(5), tflops: +((2 * M * N * K) / (tt.inPassMs / 1000) / 1e12).toFixed(2) };
+              console.log(`  prefillSgmat: ${p.variant} ${tt.inPassMs.toFixed(4)} ms, ${(entry.prefillSgmat as { tflops: number }).tflops} TFLOP/s`);
+            }
+          } catch (e) {
+            if (!(e instanceof ContractError)) throw e;
+          }
+        }
         if (ort && fmt === 'q4_k') {
           const host = new Float32Array(M * K).map((_, i) => Math.sin(i) * 0.5);
           const ours = await wallPlan(dev, plan, x, ws[0]!, y, host, M, N, Math.min(reps, 20));
@@ -290,7 +313,7 @@ async function main() {
         if (sweep && M === 1) {
           const points: SweepPoint[] = [];
           const frac = (ms: number) => +(bytes / (ms / 1000) / bw).toFixed(3);
-          const old = fmt === 'q4_k' ? 'q4k_gemv' : fmt === 'q8_0' ? 'q8_0_dequant' : 'f16_gemv';
+          const old = { q4_k: 'q4k_gemv', q8_0: 'q8_0_dequant', q6_k: 'q6k_dequant', float16: 'f16_gemv' }[fmt]!;
           try {
             const p = req({ variant: old });
             const tt = await timePlan(dev, p, x, ws, y, reps);
@@ -298,7 +321,7 @@ async function main() {
           } catch (e) {
             if (!(e instanceof ContractError)) throw e;
           }
-          const sg = fmt === 'q4_k' ? 'q4k_gemv_sg' : fmt === 'q8_0' ? 'q8_0_gemv_sg' : 'f16_gemv_sg';
+          const sg = { q4_k: 'q4k_gemv_sg', q8_0: 'q8_0_gemv_sg', q6_k: 'q6k_gemv_sg', float16: 'f16_gemv_sg' }[fmt]!;
           for (const tunables of sweepConfigs()) {
             const p = req({ variant: sg, tunables: { ...tunables, cpuMapping: 'off' } });
             const tt = await timePlan(dev, p, x, ws, y, reps);

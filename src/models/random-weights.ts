@@ -1,6 +1,6 @@
 /**
- * Random but well-formed decoder weights for benchmarks and tests (nothing downloaded): Q4_K blocks with small
- * scales, f16/f32 values in [-0.05, 0.05], norm weights of 1 (or random in [0.5, 1.5] with `randomNorms`). The same
+ * Random but well-formed decoder weights for benchmarks and tests (nothing downloaded): Q4_K blocks of zero-mean
+ * sub-blocks, f16/f32 values in [-0.05, 0.05], norm weights of 1 (or random in [0.5, 1.5] with `randomNorms`). The same
  * seed gives the same weights.
  */
 import { f32ToF16Bytes } from '../formats/index.ts';
@@ -41,8 +41,14 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
       data = new Uint8Array((n / 256) * 144);
       for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
-      const hdr = f32ToF16Bytes([0.002, 0.001]);
-      for (let b = 0; b < data.length; b += 144) data.set(hdr, b);
+      // d * sc * q - dmin * m with m == sc and dmin = 7.5 d: each sub-block is centred on zero (|w| <= 63 * 7.5 d,
+      // spread ~0.03 like the f16 weights), so activations stay in f16 range through deep stacks of random layers
+      const hdr = f32ToF16Bytes([0.0002, 0.0015]);
+      for (let b = 0; b < data.length; b += 144) {
+        data.set(hdr, b);
+        data.copyWithin(b + 8, b + 4, b + 8); // the mins of sub-blocks 0..3 (and high bits of 4..7) equal the scales
+        for (let j = 12; j < 16; j++) data[b + j] = (data[b + j]! & 0x0f) * 0x11; // sub-blocks 4..7: min nibble = scale nibble
+      }
       dtype = 'q4_k';
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
