@@ -220,7 +220,8 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
 
 async function main() {
   const out = arg('out', 'kernels.json');
-  const formats = arg('formats', 'float16,q4_k,q8_0,q6_k').split(',');
+  const formats = arg('formats', 'float16,q4_k,q8_0,q6_k').split(',').filter(Boolean); // --formats '' with --attention: attention only
+  for (const f of formats) if (!BYTES[f]) throw new Error(`--formats: unknown weight format ${f} (known: ${Object.keys(BYTES).join(', ')})`);
   const ms = arg('m', '1,16,128,512,2048').split(',').map(Number);
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
