@@ -1,8 +1,8 @@
 /**
- * Decode attention split over the KV length (attention-split.wgsl.jinja, flash-decoding: a partial softmax per chunk
- * of 256 keys, then a combine pass) against the CPU reference: GQA, f32 and f16 caches (f16 read as u32 pairs, no
- * shader-f16 needed), softcap, a sliding window, 1 to 3 query tokens, lengths that end inside a chunk and capacities
- * of several chunks (most of them empty for short lengths).
+ * Decode attention split over the KV length (attention-split.wgsl.jinja, flash-decoding: each part of the key range
+ * scores the query heads of one KV head with an online softmax over tiles of 128 keys, then a combine pass) against
+ * the CPU reference: GQA groups of 1 to 8 heads, f32 and f16 caches (f16 read as u32 words, no shader-f16 needed),
+ * softcap, a sliding window, 1 to 3 query tokens, parts of one key and parts of several tiles.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -27,6 +27,8 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 4, 4, 128, 300, 5, 'float32', 30, 0],
     [3, 6, 3, 64, 1024, 700, 'float16', 0, 100],
     [1, 2, 1, 256, 256, 0, 'float32', 0, 0],
+    [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0], // 32 parts of 141 keys: two tiles each
+    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0], // groups of 8 heads, 256 parts of 133 keys
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i', async (T, H, Hkv, D, cap, start, kvDt, softcap, win) => {
     const r = new Rng(`attention-split/${T}/${H}/${D}/${cap}/${start}`);
     const q = r.floats(T * H * D);
@@ -46,8 +48,10 @@ describe('attention decode_split (flash-decoding)', () => {
       tunables: { splitDecode: 'on', cpuMapping: 'off' },
     });
     expect(plan.variant).toBe('decode_split');
+    // parts per (KV head, token): enough for ~512 workgroups, at most one per 128 keys of capacity
+    const splits = Math.max(1, Math.min(Math.ceil(cap / 128), Math.ceil(512 / (Hkv * T))));
     expect(plan.passes.map((p) => p.dispatch)).toEqual([
-      [Math.ceil(cap / 256), H, T],
+      [splits, Hkv, T],
       [H, T, 1],
     ]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });

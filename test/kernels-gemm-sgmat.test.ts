@@ -24,7 +24,7 @@ describe('linear on subgroup matrices (prefill)', () => {
   it.for([
     ['float16', 9, 70, 96],
     ['float16', 130, 200, 512],
-    ['q4_k', 9, 70, 256],
+    ['q4_k', 65, 70, 256], // q4k_sgmat runs from M = 64 (below it the batched Q4_K GEMM is faster)
     ['q4_k', 77, 129, 768],
   ] as const)('%s M=%i N=%i K=%i', async ([fmt, M, N, K], ctx) => {
     const r = new Rng(`gemm-sgmat/${fmt}/${M}x${N}x${K}`);
@@ -42,7 +42,9 @@ describe('linear on subgroup matrices (prefill)', () => {
         variant,
       });
     } catch (e) {
-      if (e instanceof ContractError) {
+      // only a device without the features may skip (wave32 is a `when` on the subgroup size); a shape the variant
+      // refuses is a failure
+      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires' || /wave32/.test(x.reason))) {
         ctx.skip(`${variant} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
         return;
       }
