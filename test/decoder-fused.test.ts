@@ -50,8 +50,9 @@ describe.each([
     for (const id of [3, 100, 383]) {
       const a = (await computeLogits(fused, [id])).last;
       const b = (await computeLogits(separate, [id])).last;
-      // float rounding: ~2e-7 on SwiftShader; a norm weight read at the wrong index gives ~2e-4
-      expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(1e-5);
+      // float rounding (the fused and the separate kernels sum in different orders; zero-mean random weights cancel):
+      // ~1e-6 on SwiftShader, 1-2e-5 on the H200 (1433676); a norm weight read at the wrong index gives ~1
+      expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(1e-4);
     }
   });
 
