@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The Node host (src/node/host.ts) before any test module: kernels are read from src/kernels on disk.
+    setupFiles: ['test/setup-node.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

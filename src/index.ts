@@ -1,6 +1,9 @@
-/** The package entry: re-exports only. */
+/** The core entry (browser, Web Worker and Node): re-exports only; imports no Node module. Node adds src/node.ts. */
 export { createDevice, describeAdapter, NoAdapterError, type TesseraDevice, type CreateDeviceOptions } from './gpu/device.ts';
-export { loadRegistry, defaultRegistry } from './registry/load.ts';
+export { defaultRegistry, setKernelFileReader } from './registry/bundled.ts';
+export { parseRegistry, parseRegistryText } from './registry/parse.ts';
+export { setHost, type Host } from './host.ts';
+export { bytesFile, type ModelFile, type ModelFolder, type ModelFiles, type SingleModelFile } from './formats/files.ts';
 export {
   loadContract,
   validateContract,

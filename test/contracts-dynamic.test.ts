@@ -18,9 +18,11 @@ import {
   type PlanBinding,
 } from '../src/contracts/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { CONTRACTS_DIR, OpRunner, registryLookup } from '../src/ops/runner.ts';
+import { OpRunner, registryLookup } from '../src/ops/runner.ts';
 import { defaultRegistry } from '../src/registry/load.ts';
 import { caught, h200, swiftshader } from './contracts-helpers.ts';
+
+const CONTRACTS_DIR = new URL('../src/ops/contracts/', import.meta.url).pathname;
 
 const raw = (op: string) => JSON.parse(readFileSync(`${CONTRACTS_DIR}${op}.contract.json`, 'utf8')) as Record<string, any>;
 const kernels = registryLookup(defaultRegistry());

@@ -1,4 +1,5 @@
 /** The `tessera` CLI. Subcommands live in one module each; this file wires them up. */
+import '../node/host.ts';
 import { Command } from 'commander';
 import { capsToJson } from '../gpu/caps.ts';
 import { registerModelCommands } from './model.ts';

@@ -1,14 +1,24 @@
-/** Reading a contract file from disk (Node). */
-import { readFileSync } from 'node:fs';
+/**
+ * Reading a contract file (Node). Op contracts shipped with Tessera come bundled (src/ops/runner.ts opContract);
+ * this reads any other contract file by path. It is reachable from the core barrel (contracts/index.ts), so it takes
+ * node:fs from the running process (process.getBuiltinModule, Node >= 20.16) instead of importing it: a browser
+ * bundle carries no Node module and gets a clear error here (validate parsed JSON with validateContract instead).
+ */
 import { ContractSchemaError } from './errors.ts';
 import { validateContract } from './schema.ts';
 import type { KernelContract } from './types.ts';
+
+function readTextFile(file: string): string {
+  const fs = typeof process !== 'undefined' ? (process.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined) : undefined;
+  if (!fs) throw new Error('reading a file needs Node.js >= 20.16; in a browser, pass the parsed JSON to validateContract');
+  return fs.readFileSync(file, 'utf8');
+}
 
 /** Reads, parses and validates a contract file. */
 export function loadContract(file: string): KernelContract {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextFile(file);
   } catch (e) {
     throw new ContractSchemaError(file, [{ path: '', message: `cannot read file: ${(e as Error).message}` }]);
   }

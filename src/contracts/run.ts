@@ -7,12 +7,10 @@
  *   runContract(dev, contract, { inputs, attributes, tunables })  host arrays in, host arrays out (tests, tools)
  *   recordContract(rec, dev, plan, tensors)                       tensors already on the GPU (models): records only
  *
- * Template files are looked up by the pass's bare `shader` name in src/kernels/qmoe/, then src/kernels/ (or by a
- * caller-supplied `loadShader`). Rendered sources are cached by (shader, hash of the context); pipelines by the
+ * Template files are looked up by the pass's bare `shader` name in src/kernels/qmoe/, ops/, then src/kernels/ (the
+ * bundled kernel files of registry/bundled.ts, or a caller-supplied `loadShader`). Rendered sources are cached by (shader, hash of the context); pipelines by the
  * PipelineCache (source hash + layout); both per plan in a WeakMap so re-recording a plan costs no hashing.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Template } from '@huggingface/jinja';
 import { readBuffer, STORAGE_USAGE, storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { BufferBinding } from '../gpu/bindgroups.ts';
@@ -20,7 +18,7 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import { hashString, type LayoutEntry } from '../gpu/pipelines.ts';
 import { Recorder, type Dispatch, type KernelTime } from '../gpu/recorder.ts';
 import { getKernel, registryLookup, type BoundKernel } from '../registry/binder.ts';
-import { defaultRegistry, readWgslSync } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/bundled.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { ContractInputError } from './errors.ts';
 import { checkDynamicValue, resolveContract, uniformBytes, type Plan, type PlanBinding, type PlanPass, type ResolveOptions } from './plan.ts';
@@ -28,12 +26,8 @@ import { templateContext } from './template.ts';
 import { DTYPE_BYTES, type AttributeValue, type KernelContract, type KernelLookup } from './types.ts';
 import type { TunableValue } from './inputs.ts';
 
-/** Directories searched for a pass's `shader` template, in order. */
-export const SHADER_DIRS = [
-  fileURLToPath(new URL('../kernels/qmoe/', import.meta.url)),
-  fileURLToPath(new URL('../kernels/ops/', import.meta.url)),
-  fileURLToPath(new URL('../kernels/', import.meta.url)),
-];
+/** Folders of src/kernels searched for a pass's `shader` template, in order ('' = src/kernels itself). */
+export const SHADER_DIRS = ['qmoe/', 'ops/', ''];
 
 export type ShaderLoader = (name: string) => string;
 
@@ -44,14 +38,14 @@ export class ShaderTemplateError extends Error {
   }
 }
 
-/** Reads a template by bare file name from SHADER_DIRS. */
+/** Reads a template by bare file name from SHADER_DIRS (the kernel files: bundled, or src/kernels on disk in Node). */
 export const loadShaderFile: ShaderLoader = (name) => {
   if (name.includes('/') || name.includes('\\')) throw new ShaderTemplateError(name, 'a contract names shaders by bare file name');
   for (const dir of SHADER_DIRS) {
-    const file = `${dir}${name}`;
-    if (existsSync(file)) return readFileSync(file, 'utf8');
+    const text = readWgslSync(`${dir}${name}`);
+    if (text !== undefined) return text;
   }
-  throw new ShaderTemplateError(name, `not found in ${SHADER_DIRS.join(', ')}`);
+  throw new ShaderTemplateError(name, `not found in ${SHADER_DIRS.map((d) => `src/kernels/${d}`).join(', ')}`);
 };
 
 const parsed = new Map<string, Template>();

@@ -1,11 +1,12 @@
 /**
  * A safetensors checkpoint: one file, or shards listed by `model.safetensors.index.json`
  * (`weight_map`: tensor name -> shard file). `openCheckpoint` reads and validates every header up
- * front (so a missing shard or tensor fails at open time, naming it) and reads tensor data on demand.
+ * front (so a missing shard or tensor fails at open time, naming it) and reads tensor data on demand. Files come
+ * through the ModelFiles interface (src/formats/files.ts), or in Node from a path.
  */
 
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { getHost } from '../host.ts';
+import { readText, type ModelFile, type ModelFiles, type ModelFolder } from './files.ts';
 import { CorruptFileError, MissingFileError, TensorNotFoundError, UnsupportedFormatError } from './errors.ts';
 import { bf16BytesToF32, f16BytesToF32, f32BytesToF32 } from './f16.ts';
 import {
@@ -71,6 +72,7 @@ class SafetensorsCheckpoint implements Checkpoint {
     readonly files: readonly string[],
     readonly metadata: Readonly<Record<string, string>>,
     entries: readonly SafetensorsEntry[],
+    private readonly handles: ReadonlyMap<string, ModelFile>,
   ) {
     this.byName = new Map(entries.map((e) => [e.name, e]));
     this.tensors = entries.map(({ name, dtype, shape }) => ({ name, dtype, shape }));
@@ -102,20 +104,13 @@ class SafetensorsCheckpoint implements Checkpoint {
 
   async read(name: string): Promise<TensorData> {
     const e = this.entry(name);
-    return { dtype: e.dtype, shape: e.shape.slice(), data: await readEntryBytes(e) };
+    return { dtype: e.dtype, shape: e.shape.slice(), data: await readEntryBytes(e, this.handles.get(e.file)) };
   }
 
   async toFloat32(name: string): Promise<Float32Array> {
     const e = this.entry(name);
     return tensorBytesToFloat32(await this.read(name), e.file, name);
   }
-}
-
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
 }
 
 function mergeEntries(path: string, headers: readonly SafetensorsHeader[]): SafetensorsEntry[] {
@@ -134,10 +129,13 @@ function mergeEntries(path: string, headers: readonly SafetensorsHeader[]): Safe
   return out;
 }
 
-async function openIndex(indexFile: string, path: string): Promise<Checkpoint> {
+const baseName = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+
+async function openIndex(index: ModelFile, folder: ModelFolder | undefined, path: string): Promise<Checkpoint> {
+  const indexFile = index.path;
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(indexFile, 'utf8'));
+    json = JSON.parse(await readText(index));
   } catch (err) {
     throw new CorruptFileError({ file: indexFile, problem: `not valid JSON (${(err as Error).message})` });
   }
@@ -145,7 +143,6 @@ async function openIndex(indexFile: string, path: string): Promise<Checkpoint> {
   if (typeof weightMap !== 'object' || weightMap === null || Array.isArray(weightMap)) {
     throw new CorruptFileError({ file: indexFile, field: 'weight_map', problem: 'missing or not an object of tensor name -> shard file' });
   }
-  const dir = dirname(indexFile);
   const shardOf = new Map<string, string>();
   const firstTensorOf = new Map<string, string>();
   for (const [tensor, shard] of Object.entries(weightMap as Record<string, unknown>)) {
@@ -156,25 +153,29 @@ async function openIndex(indexFile: string, path: string): Promise<Checkpoint> {
     if (!firstTensorOf.has(shard)) firstTensorOf.set(shard, tensor);
   }
   const shards = [...firstTensorOf.keys()].sort();
+  const shardPath = (shard: string) => folder?.pathOf(shard) ?? shard;
+  const files: ModelFile[] = [];
   for (const shard of shards) {
-    if (!(await exists(join(dir, shard)))) {
+    const f = await folder?.open(shard);
+    if (!f) {
       throw new MissingFileError({
-        file: join(dir, shard),
-        problem: `shard listed in ${basename(indexFile)} does not exist (needed for tensor "${firstTensorOf.get(shard)}")`,
+        file: shardPath(shard),
+        problem: `shard listed in ${baseName(indexFile)} does not exist (needed for tensor "${firstTensorOf.get(shard)}")`,
         fix: 'Download every shard of the checkpoint',
       });
     }
+    files.push(f);
   }
-  const headers = await Promise.all(shards.map((s) => readSafetensorsHeader(join(dir, s))));
+  const headers = await Promise.all(files.map((f) => readSafetensorsHeader(f)));
   const byShard = new Map(shards.map((s, i) => [s, new Map(headers[i]!.tensors.map((e) => [e.name, e]))]));
   const entries: SafetensorsEntry[] = [];
   for (const [tensor, shard] of shardOf) {
     const e = byShard.get(shard)!.get(tensor);
     if (!e) {
       throw new TensorNotFoundError({
-        file: join(dir, shard),
+        file: shardPath(shard),
         tensor,
-        problem: `listed in ${basename(indexFile)} weight_map but absent from this shard`,
+        problem: `listed in ${baseName(indexFile)} weight_map but absent from this shard`,
         fix: 'The index and shards are from different revisions; download them again together',
       });
     }
@@ -185,30 +186,37 @@ async function openIndex(indexFile: string, path: string): Promise<Checkpoint> {
   if (typeof meta === 'object' && meta !== null) {
     for (const [k, v] of Object.entries(meta)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
   }
-  return new SafetensorsCheckpoint(path, headers.map((h) => h.file), metadata, entries);
+  return new SafetensorsCheckpoint(path, headers.map((h) => h.file), metadata, entries, new Map(files.map((f) => [f.path, f])));
 }
 
-async function openFiles(files: readonly string[], path: string): Promise<Checkpoint> {
-  const headers = await Promise.all(files.map(readSafetensorsHeader));
-  return new SafetensorsCheckpoint(path, files, headers[0]?.metadata ?? {}, mergeEntries(path, headers));
+async function openFiles(files: readonly ModelFile[], path: string): Promise<Checkpoint> {
+  const headers = await Promise.all(files.map((f) => readSafetensorsHeader(f)));
+  return new SafetensorsCheckpoint(path, headers.map((h) => h.file), headers[0]?.metadata ?? {}, mergeEntries(path, headers), new Map(files.map((f) => [f.path, f])));
 }
 
 /**
- * Open a safetensors checkpoint from a directory (uses model.safetensors.index.json, else
- * model.safetensors, else every *.safetensors file in it), a .safetensors file, or an index file.
+ * Open a safetensors checkpoint from a folder (uses model.safetensors.index.json, else model.safetensors, else every
+ * *.safetensors file in it), a .safetensors file, or an index file: as ModelFiles, or in Node as a path.
  */
-export async function openCheckpoint(path: string): Promise<Checkpoint> {
-  const st = await stat(path).catch(() => undefined);
-  if (!st) throw new MissingFileError({ file: path, problem: 'does not exist' });
-  if (st.isFile()) {
-    if (path.endsWith('.index.json')) return openIndex(path, path);
-    return openFiles([path], path);
+export async function openCheckpoint(source: string | ModelFiles): Promise<Checkpoint> {
+  let at: ModelFiles | undefined;
+  if (typeof source === 'string') {
+    at = await (await getHost(`openCheckpoint(${source})`)).openPath(source);
+    if (!at) throw new MissingFileError({ file: source, problem: 'does not exist' });
+  } else {
+    at = source;
   }
-  const index = join(path, INDEX_FILE);
-  if (await exists(index)) return openIndex(index, path);
-  const single = join(path, SINGLE_FILE);
-  if (await exists(single)) return openFiles([single], path);
-  const all = (await readdir(path)).filter((f) => f.endsWith('.safetensors')).sort();
+  const path = at.path;
+  if (at.kind === 'file') {
+    if (path.endsWith('.index.json')) return openIndex(at.file, at.folder, path);
+    return openFiles([at.file], path);
+  }
+  const folder = at;
+  const index = await folder.open(INDEX_FILE);
+  if (index) return openIndex(index, folder, path);
+  const single = await folder.open(SINGLE_FILE);
+  if (single) return openFiles([single], path);
+  const all = (await folder.list()).filter((f) => f.endsWith('.safetensors')).sort();
   if (all.length === 0) {
     throw new MissingFileError({
       file: path,
@@ -216,5 +224,10 @@ export async function openCheckpoint(path: string): Promise<Checkpoint> {
       fix: 'Point at a directory holding a Hugging Face checkpoint saved with safetensors',
     });
   }
-  return openFiles(all.map((f) => join(path, f)), path);
+  const files: ModelFile[] = [];
+  for (const name of all) {
+    const f = await folder.open(name);
+    if (f) files.push(f);
+  }
+  return openFiles(files, path);
 }

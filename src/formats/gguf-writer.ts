@@ -3,8 +3,9 @@
  * alignment, then each tensor's data at an aligned offset. Used by tests and our own tooling.
  */
 
-import { writeFile } from 'node:fs/promises';
-import { GGUFValueType, type MetadataValue } from '@huggingface/gguf';
+import { getHost } from '../host.ts';
+import type { MetadataValue } from '@huggingface/gguf';
+import { GGUFValueType } from './gguf-value-type.ts';
 import { GGUF_DEFAULT_ALIGNMENT } from './gguf.ts';
 import { ggmlByteSize, ggmlTypeInfo } from './quant/ggml-types.ts';
 
@@ -190,11 +191,11 @@ export function serializeGguf(
   return w.result();
 }
 
-/** Write a GGUF v3 file. */
+/** Write a GGUF v3 file (Node: through the host's writeFile; elsewhere use serializeGguf). */
 export async function writeGguf(
   path: string,
   metadata: Readonly<Record<string, GgufMetadataInput>>,
   tensors: readonly GgufTensorToWrite[],
 ): Promise<void> {
-  await writeFile(path, serializeGguf(metadata, tensors));
+  await (await getHost(`writeGguf(${path})`)).writeFile(path, serializeGguf(metadata, tensors));
 }

@@ -1,6 +1,7 @@
 /**
- * GGUF reader. The header (metadata and tensor infos) is parsed by `@huggingface/gguf`; this module
- * validates tensor types, sizes and bounds against the file and reads tensor data on demand.
+ * GGUF reader. The header (metadata and tensor infos) is parsed by ./gguf-header.ts (a port of `@huggingface/gguf`'s
+ * parser reading through a ModelFile); this module validates tensor types, sizes and bounds against the file and
+ * reads tensor data on demand. Files come as a ModelFile (any source) or, in Node, a path.
  *
  * Shapes: ggml lists dimensions fastest-first (`ne`, ne[0] = row length). `shape` is the same
  * dimensions outermost-first (row-major, as PyTorch / safetensors write them), i.e. `ne` reversed:
@@ -8,8 +9,10 @@
  * shape [out, in].
  */
 
-import { open, stat } from 'node:fs/promises';
-import { gguf, GGMLQuantizationType, type MetadataValue } from '@huggingface/gguf';
+import type { MetadataValue } from '@huggingface/gguf';
+import { getHost } from '../host.ts';
+import { bytesFile, type ModelFile } from './files.ts';
+import { parseGgufHeader, type ParsedGgufHeader } from './gguf-header.ts';
 import { CorruptFileError, MissingFileError, TensorNotFoundError, TruncatedFileError, UnsupportedFormatError } from './errors.ts';
 import { dequantize } from './quant/index.ts';
 import { ggmlByteSize, ggmlTypeInfo, type GgmlTypeInfo } from './quant/ggml-types.ts';
@@ -51,10 +54,10 @@ export interface GgufFile {
 }
 
 function typeName(id: number): string {
-  return ggmlTypeInfo(id)?.name ?? GGMLQuantizationType[id] ?? `unknown type ${id}`;
+  return ggmlTypeInfo(id)?.name ?? `unknown type ${id}`;
 }
 
-type ParsedGguf = Awaited<ReturnType<typeof gguf>>;
+type ParsedGguf = ParsedGgufHeader;
 /** Read `length` bytes at `offset` (the tensor data of a file on disk or of bytes in memory). */
 type ReadAt = (offset: number, length: number, tensor: string) => Promise<Uint8Array>;
 
@@ -94,31 +97,12 @@ function checkCounts(path: string, given: Uint8Array, fileSize: number): void {
   }
 }
 
-async function readPrefix(path: string, n: number): Promise<Uint8Array> {
-  const fh = await open(path, 'r');
+async function parseHeader(file: ModelFile): Promise<ParsedGguf> {
+  const path = file.path;
+  const fileSize = file.size;
+  checkCounts(path, await file.read(0, 24), fileSize);
   try {
-    const buf = new Uint8Array(n);
-    const { bytesRead } = await fh.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
-async function parseHeader(path: string, fileSize: number, bytes?: Uint8Array): Promise<ParsedGguf> {
-  checkCounts(path, bytes ? bytes.subarray(0, 24) : await readPrefix(path, 24), fileSize);
-  try {
-    if (!bytes) return await gguf(path, { allowLocalFile: true });
-    // In memory: the parser's range requests are answered from `bytes` (it only speaks http(s) URLs or local files).
-    const fetchBytes = async (_url: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-      const m = /bytes=(\d+)-(\d+)/.exec(String((init?.headers as Record<string, string> | undefined)?.Range));
-      const a = Math.min(Number(m?.[1] ?? 0), bytes.byteLength);
-      const b = Math.min(Number(m?.[2] ?? bytes.byteLength - 1) + 1, bytes.byteLength);
-      const range = `bytes ${a}-${b - 1}/${bytes.byteLength}`;
-      // The parser reads only these two members of a response.
-      return { headers: { get: (h: string) => (h.toLowerCase() === 'content-range' ? range : null) }, arrayBuffer: async () => bytes.slice(a, b).buffer } as unknown as Response;
-    };
-    return await gguf('https://memory.invalid/model.gguf', { fetch: fetchBytes as typeof fetch });
+    return await parseGgufHeader(file);
   } catch (err) {
     const msg = (err as Error).message;
     if (err instanceof RangeError || /chunk fetches|out of bounds|Offset is outside/i.test(msg)) {
@@ -133,32 +117,27 @@ async function parseHeader(path: string, fileSize: number, bytes?: Uint8Array): 
   }
 }
 
-/** Open a GGUF file: parse its header and validate every tensor's type and byte range. */
-export async function openGguf(path: string): Promise<GgufFile> {
-  const st = await stat(path).catch(() => undefined);
-  if (!st?.isFile()) throw new MissingFileError({ file: path, problem: 'does not exist or is not a file' });
+/** Open a GGUF file (a ModelFile, or in Node a path): parse its header and validate every tensor's type and byte range. */
+export async function openGguf(source: string | ModelFile): Promise<GgufFile> {
+  let file: ModelFile;
+  if (typeof source === 'string') {
+    const at = await (await getHost(`openGguf(${source})`)).openPath(source);
+    if (at?.kind !== 'file') throw new MissingFileError({ file: source, problem: 'does not exist or is not a file' });
+    file = at.file;
+  } else {
+    file = source;
+  }
   const readAt: ReadAt = async (offset, length, tensor) => {
-    const out = new Uint8Array(length);
-    const fh = await open(path, 'r');
-    try {
-      let done = 0;
-      while (done < out.byteLength) {
-        const { bytesRead } = await fh.read(out, done, Math.min(1 << 30, out.byteLength - done), offset + done);
-        if (bytesRead === 0) throw new TruncatedFileError({ file: path, tensor, problem: `unexpected end of file at byte ${offset + done}` });
-        done += bytesRead;
-      }
-    } finally {
-      await fh.close();
-    }
+    const out = await file.read(offset, length);
+    if (out.byteLength < length) throw new TruncatedFileError({ file: file.path, tensor, problem: `unexpected end of file at byte ${offset + out.byteLength}` });
     return out;
   };
-  return ggufFromHeader(path, await parseHeader(path, st.size), st.size, readAt);
+  return ggufFromHeader(file.path, await parseHeader(file), file.size, readAt);
 }
 
 /** A GGUF file held in memory (fetched bytes, a Blob's bytes, a test input), validated as openGguf validates a file. */
 export async function parseGgufBytes(name: string, bytes: Uint8Array): Promise<GgufFile> {
-  const readAt: ReadAt = async (offset, length) => bytes.slice(offset, offset + length);
-  return ggufFromHeader(name, await parseHeader(name, bytes.byteLength, bytes), bytes.byteLength, readAt);
+  return openGguf(bytesFile(name, bytes));
 }
 
 function ggufFromHeader(path: string, parsed: ParsedGguf, fileSize: number, readAt: ReadAt): GgufFile {

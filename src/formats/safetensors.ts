@@ -7,8 +7,9 @@
  * reads, so large checkpoints are never held in memory whole.
  */
 
-import { open, writeFile } from 'node:fs/promises';
-import { CorruptFileError, TruncatedFileError } from './errors.ts';
+import { getHost } from '../host.ts';
+import type { ModelFile } from './files.ts';
+import { CorruptFileError, MissingFileError, TruncatedFileError } from './errors.ts';
 
 export const SAFETENSORS_DTYPE_BYTES = {
   F64: 8,
@@ -212,53 +213,41 @@ export function parseSafetensorsBytes(file: string, bytes: Uint8Array, fileSize 
   return parseSafetensorsHeader(file, headerJson(file, bytes.subarray(8, 8 + headerLen)), 8 + headerLen, fileSize);
 }
 
-/** Read and validate the header of a .safetensors file (reads only the header bytes). */
-export async function readSafetensorsHeader(file: string): Promise<SafetensorsHeader> {
-  const fh = await open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    if (size < 8) throw tooShort(file, size);
-    const lenBuf = new Uint8Array(8);
-    await readFully(fh, lenBuf, 0, file);
-    const headerLen = headerLength(file, lenBuf, size);
-    const headerBytes = new Uint8Array(headerLen);
-    await readFully(fh, headerBytes, 8, file);
-    return parseSafetensorsHeader(file, headerJson(file, headerBytes), 8 + headerLen, size);
-  } finally {
-    await fh.close();
-  }
+/** A file by ModelFile, or in Node by path. */
+export async function fileAt(source: string | ModelFile): Promise<ModelFile> {
+  if (typeof source !== 'string') return source;
+  const at = await (await getHost(`reading ${source}`)).openPath(source);
+  if (at?.kind !== 'file') throw new MissingFileError({ file: source, problem: 'does not exist or is not a file' });
+  return at.file;
 }
 
-type Handle = Awaited<ReturnType<typeof open>>;
-const CHUNK = 1 << 30;
-
-async function readFully(fh: Handle, dst: Uint8Array, position: number, file: string, tensor?: string): Promise<void> {
-  let done = 0;
-  while (done < dst.byteLength) {
-    const len = Math.min(CHUNK, dst.byteLength - done);
-    const { bytesRead } = await fh.read(dst, done, len, position + done);
-    if (bytesRead === 0) {
-      throw new TruncatedFileError({
-        file,
-        tensor,
-        problem: `unexpected end of file at byte ${position + done} (the file shrank or is truncated)`,
-      });
-    }
-    done += bytesRead;
+async function readFully(f: ModelFile, position: number, length: number, tensor?: string): Promise<Uint8Array> {
+  const out = await f.read(position, length);
+  if (out.byteLength < length) {
+    throw new TruncatedFileError({
+      file: f.path,
+      tensor,
+      problem: `unexpected end of file at byte ${position + out.byteLength} (the file shrank or is truncated)`,
+    });
   }
+  return out;
 }
 
-/** Read the bytes of one entry from its file. */
-export async function readEntryBytes(entry: SafetensorsEntry): Promise<Uint8Array> {
-  const data = new Uint8Array(entry.end - entry.begin);
-  if (data.byteLength === 0) return data;
-  const fh = await open(entry.file, 'r');
-  try {
-    await readFully(fh, data, entry.begin, entry.file, entry.name);
-  } finally {
-    await fh.close();
-  }
-  return data;
+/** Read and validate the header of a .safetensors file (a ModelFile, or in Node a path; reads only the header bytes). */
+export async function readSafetensorsHeader(source: string | ModelFile): Promise<SafetensorsHeader> {
+  const f = await fileAt(source);
+  const file = f.path;
+  const size = f.size;
+  if (size < 8) throw tooShort(file, size);
+  const headerLen = headerLength(file, await readFully(f, 0, 8), size);
+  const headerBytes = await readFully(f, 8, headerLen);
+  return parseSafetensorsHeader(file, headerJson(file, headerBytes), 8 + headerLen, size);
+}
+
+/** Read the bytes of one entry from its file (`from`: the entry's file; default: opened by its path, Node). */
+export async function readEntryBytes(entry: SafetensorsEntry, from?: ModelFile): Promise<Uint8Array> {
+  if (entry.end === entry.begin) return new Uint8Array(0);
+  return readFully(from ?? (await fileAt(entry.file)), entry.begin, entry.end - entry.begin, entry.name);
 }
 
 /** A tensor to write. `data` must hold exactly numel(shape) elements of `dtype`, little-endian. */
@@ -301,11 +290,11 @@ export function serializeSafetensors(tensors: readonly TensorToWrite[], metadata
   return out;
 }
 
-/** Write tensors to a .safetensors file. */
+/** Write tensors to a .safetensors file (Node: through the host's writeFile; elsewhere use serializeSafetensors). */
 export async function writeSafetensors(
   file: string,
   tensors: readonly TensorToWrite[],
   metadata?: Record<string, string>,
 ): Promise<void> {
-  await writeFile(file, serializeSafetensors(tensors, metadata));
+  await (await getHost(`writeSafetensors(${file})`)).writeFile(file, serializeSafetensors(tensors, metadata));
 }

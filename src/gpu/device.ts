@@ -3,7 +3,8 @@
  * Requests every useful feature the adapter offers and the adapter's maximum limits, and returns a
  * TesseraDevice whose `caps` is shaped like the `device` namespace contract expressions read.
  */
-import { readConfig, setProcessEnv } from '../config.ts';
+import { readConfig } from '../config.ts';
+import { getHost } from '../host.ts';
 import type { DeviceCaps, SubgroupMatrixConfig } from './caps.ts';
 import { BindGroupCache } from './bindgroups.ts';
 import { BufferPool } from './buffers.ts';
@@ -74,39 +75,6 @@ export interface TesseraDevice {
   destroy(): void;
 }
 
-async function nodeGpu(given: string[] | undefined, checked: boolean): Promise<{ gpu: GPU; dawnArgs: string[]; retry?: () => GPU }> {
-  const webgpu = (await import('webgpu')) as unknown as {
-    create: (args: string[]) => GPU;
-    globals: Record<string, unknown>;
-  };
-  for (const [k, v] of Object.entries(webgpu.globals)) {
-    if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
-  }
-  const cfg = readConfig();
-  const fs = await import('node:fs');
-  const hasSwiftShader = fs.existsSync(cfg.swiftShaderIcd);
-  const useSwiftShader = () => setProcessEnv('VK_ICD_FILENAMES', cfg.swiftShaderIcd);
-  const safe = given ?? DEFAULT_DAWN_ARGS;
-  if (!cfg.vulkanDriverSet && hasSwiftShader && !hasGpuDeviceNode(fs)) {
-    // No GPU device node: go straight to SwiftShader (no Vulkan "found no drivers" noise).
-    useSwiftShader();
-    return { gpu: webgpu.create(safe), dawnArgs: safe };
-  }
-  const dawnArgs = given ?? (checked ? DEFAULT_DAWN_ARGS : FAST_DAWN_ARGS);
-  const gpu = webgpu.create(dawnArgs);
-  const retry = !cfg.vulkanDriverSet && hasSwiftShader ? () => (useSwiftShader(), webgpu.create(safe)) : undefined;
-  return { gpu, dawnArgs, retry };
-}
-
-function hasGpuDeviceNode(fs: typeof import('node:fs')): boolean {
-  try {
-    if (fs.readdirSync('/dev').some((n) => n.startsWith('nvidia'))) return true;
-    return fs.existsSync('/dev/dri') && fs.readdirSync('/dev/dri').some((n) => n.startsWith('renderD'));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Dawn instances (GPU objects) that created live adapters. Dawn's node bindings crash (use after free, seen as
  * "Owner died" / futex aborts / segfaults) when a GPU instance is garbage-collected while a device it made is
@@ -123,7 +91,8 @@ async function getAdapter(opts: CreateDeviceOptions): Promise<{ adapter: GPUAdap
   }
   if (typeof process === 'undefined') throw new NoAdapterError('this environment has neither navigator.gpu nor Node.js');
   const cfg = readConfig();
-  const { gpu, dawnArgs, retry } = await nodeGpu(opts.dawnArgs ?? cfg.dawnArgs, opts.checked ?? cfg.dawnChecked);
+  const host = await getHost('Dawn (WebGPU without navigator.gpu)');
+  const { gpu, dawnArgs, retry } = await host.nodeGpu(opts.dawnArgs ?? cfg.dawnArgs, opts.checked ?? cfg.dawnChecked);
   liveInstances.push(gpu);
   let adapter = await gpu.requestAdapter(req);
   if (!adapter && retry) {

@@ -4,6 +4,7 @@ import type { TextTokenizer } from '../tokenizer/index.ts';
 import type { DecoderConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
 import { MissingTokenizerError } from './errors.ts';
+import type { ModelFiles } from '../formats/files.ts';
 import { openModelSource, type ModelSource } from './source.ts';
 import { checkWeights, uploadWeights, type GpuWeights, type LoadProgress, type QuantMode } from './weights.ts';
 
@@ -28,7 +29,7 @@ export interface LoadModelOptions {
 }
 
 /** Open and check a model without touching the GPU: config, tokenizer, every tensor's presence and shape. */
-export async function openModel(path: string): Promise<ModelSource> {
+export async function openModel(path: string | ModelFiles): Promise<ModelSource> {
   const src = await openModelSource(path);
   checkWeights(src);
   return src;
@@ -64,6 +65,7 @@ export async function loadModelFromSource(device: TesseraDevice, src: ModelSourc
   };
 }
 
-export async function loadModel(device: TesseraDevice, path: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
+/** Load a model (an HF folder or a .gguf file, as ModelFiles or in Node a path) onto the device. */
+export async function loadModel(device: TesseraDevice, path: string | ModelFiles, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   return loadModelFromSource(device, await openModelSource(path), opts);
 }

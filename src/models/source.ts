@@ -1,12 +1,16 @@
 /**
  * A model source: an HF folder (config.json + safetensors, tokenizer.json when present) or a GGUF file, seen the
  * same way: a normalized DecoderConfig, a tokenizer (null when the source has none: token ids only, as transformers
- * loads such a model), and tensors by HF name (read as f32, or as raw ggml blocks).
+ * loads such a model), and tensors by HF name (read as f32, or as raw ggml blocks). The files come through the
+ * ModelFiles interface (src/formats/files.ts: Node paths, and whatever else implements it), or in Node from a path.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { GgmlType, openCheckpoint, openGguf, type Checkpoint, type GgufFile } from '../formats/index.ts';
-import { loadTokenizer, tokenizerFromGguf, type TextTokenizer } from '../tokenizer/index.ts';
+import { getHost } from '../host.ts';
+import { openCheckpoint, type Checkpoint } from '../formats/checkpoint.ts';
+import { readText, type ModelFile, type ModelFiles, type ModelFolder } from '../formats/files.ts';
+import { openGguf, type GgufFile } from '../formats/gguf.ts';
+import { GgmlType } from '../formats/quant/ggml-types.ts';
+import { loadTokenizer, type TextTokenizer } from '../tokenizer/tokenizer.ts';
+import { tokenizerFromGguf } from '../tokenizer/gguf-vocab.ts';
 import { decoderConfigFromHF, type DecoderConfig } from './config.ts';
 import { ModelConfigError, MissingTensorError } from './errors.ts';
 import { hfConfigFromGguf, hfTensorName } from './gguf-map.ts';
@@ -44,10 +48,11 @@ export interface ModelSource {
   weightsFile: string;
 }
 
-function readJson(file: string): Record<string, unknown> {
+async function readJson(f: ModelFile): Promise<Record<string, unknown>> {
+  const file = f.path;
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = await readText(f);
   } catch (e) {
     throw new ModelConfigError(file, '(file)', `cannot read: ${(e as Error).message}`);
   }
@@ -62,23 +67,25 @@ function readJson(file: string): Record<string, unknown> {
 }
 
 /** generation_config.json's eos_token_id (a number or a list), when the file exists. */
-function generationEosIds(dir: string): number[] {
-  const f = join(dir, 'generation_config.json');
-  if (!existsSync(f)) return [];
-  const v = readJson(f).eos_token_id;
+async function generationEosIds(folder: ModelFolder): Promise<number[]> {
+  const f = await folder.open('generation_config.json');
+  if (!f) return [];
+  const v = (await readJson(f)).eos_token_id;
   const list = Array.isArray(v) ? v : [v];
   return list.filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0);
 }
 
-async function hfSource(dir: string): Promise<ModelSource> {
-  const cfgFile = join(dir, 'config.json');
-  if (!existsSync(cfgFile)) throw new ModelConfigError(dir, 'config.json', 'not found: a Hugging Face model folder needs config.json (or pass a .gguf file)');
-  const config = decoderConfigFromHF(readJson(cfgFile), cfgFile);
-  const ck: Checkpoint = await openCheckpoint(dir);
+async function hfSource(folder: ModelFolder): Promise<ModelSource> {
+  const dir = folder.path;
+  const cfgFile = folder.pathOf('config.json');
+  const cfg = await folder.open('config.json');
+  if (!cfg) throw new ModelConfigError(dir, 'config.json', 'not found: a Hugging Face model folder needs config.json (or pass a .gguf file)');
+  const config = decoderConfigFromHF(await readJson(cfg), cfgFile);
+  const ck: Checkpoint = await openCheckpoint(folder);
   const weightsFile = ck.files.length === 1 ? ck.files[0]! : dir;
-  const tokenizerFile = join(dir, 'tokenizer.json');
-  const tokenizer = existsSync(tokenizerFile) ? await loadTokenizer(dir) : null;
-  if (!tokenizer) config.eosTokenIds = [...new Set([...config.eosTokenIds, ...generationEosIds(dir)])];
+  const tokenizerFile = folder.pathOf('tokenizer.json');
+  const tokenizer = (await folder.open('tokenizer.json')) ? await loadTokenizer(folder) : null;
+  if (!tokenizer) config.eosTokenIds = [...new Set([...config.eosTokenIds, ...(await generationEosIds(folder))])];
   return {
     kind: 'hf',
     path: dir,
@@ -102,8 +109,9 @@ async function hfSource(dir: string): Promise<ModelSource> {
   };
 }
 
-async function ggufSource(file: string): Promise<ModelSource> {
-  const g: GgufFile = await openGguf(file);
+async function ggufSource(f: ModelFile): Promise<ModelSource> {
+  const file = f.path;
+  const g: GgufFile = await openGguf(f);
   const arch = String(g.metadata['general.architecture'] ?? '');
   const { config: raw, ropeInterleaved, normsHaveOne } = hfConfigFromGguf(g.metadata as Record<string, unknown>, file);
   const configFile = `${file} (GGUF metadata)`;
@@ -143,15 +151,16 @@ async function ggufSource(file: string): Promise<ModelSource> {
   };
 }
 
-/** Open a model: an HF folder or a .gguf file. */
-export async function openModelSource(path: string): Promise<ModelSource> {
-  let st;
-  try {
-    st = statSync(path);
-  } catch {
-    throw new ModelConfigError(path, '(path)', 'does not exist: pass a Hugging Face model folder or a .gguf file');
+/** Open a model: an HF folder or a .gguf file, as ModelFiles or (Node) a path. */
+export async function openModelSource(source: string | ModelFiles): Promise<ModelSource> {
+  let at: ModelFiles | undefined;
+  if (typeof source === 'string') {
+    at = await (await getHost(`opening the model ${source}`)).openPath(source);
+    if (!at) throw new ModelConfigError(source, '(path)', 'does not exist: pass a Hugging Face model folder or a .gguf file');
+  } else {
+    at = source;
   }
-  if (st.isDirectory()) return hfSource(path);
-  if (path.endsWith('.gguf')) return ggufSource(path);
-  throw new ModelConfigError(path, '(path)', 'is neither a model folder (with config.json) nor a .gguf file');
+  if (at.kind === 'folder') return hfSource(at);
+  if (at.path.endsWith('.gguf')) return ggufSource(at.file);
+  throw new ModelConfigError(at.path, '(path)', 'is neither a model folder (with config.json) nor a .gguf file');
 }

@@ -5,14 +5,17 @@
  * registry's bindings, the packed uniforms, the plan's dispatch sizes. No TypeScript here knows an offset, a
  * binding index, a variant choice or a dispatch formula.
  */
-import { fileURLToPath } from 'node:url';
 import { readConfig } from '../config.ts';
 import { dynamicNames } from '../contracts/plan.ts';
-import { ContractError, ContractInputError, DTYPE_BYTES, loadContract, resolveContract, type AttributeValue, type KernelContract, type KernelLookup, type Plan } from '../contracts/index.ts';
+import { ContractError, ContractInputError } from '../contracts/errors.ts';
+import { resolveContract, type Plan } from '../contracts/plan.ts';
+import { validateContract } from '../contracts/schema.ts';
+import { DTYPE_BYTES, type AttributeValue, type KernelContract, type KernelLookup } from '../contracts/types.ts';
+import { OP_CONTRACTS } from './contracts.generated.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Recorder } from '../gpu/recorder.ts';
 import { recordContract, type GpuTensorRef } from '../contracts/run.ts';
-import { defaultRegistry, readWgslSync } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/bundled.ts';
 import { registryLookup as binderLookup } from '../registry/binder.ts';
 import type { Registry } from '../registry/types.ts';
 
@@ -27,8 +30,6 @@ export interface Tensor extends TensorSpec {
   buffer: GPUBuffer;
   offset?: number;
 }
-
-export const CONTRACTS_DIR = fileURLToPath(new URL('./contracts/', import.meta.url));
 
 export class OpError extends Error {
   constructor(op: string, detail: string) {
@@ -59,12 +60,17 @@ export function tensorRef(buffer: GPUBuffer, t: TensorSpec & { offset?: number }
   return { buffer, offset, size: Math.min(tensorBytes(t), buffer.size - offset) };
 }
 
+/** Where op contracts come from: by op name, validated (default: the bundled src/ops/contracts, opContract). */
+export type ContractSource = (op: string) => KernelContract;
+
 const loaded = new Map<string, KernelContract>();
-/** The op contract `<dir>/<name>.contract.json` (default: src/ops/contracts), loaded and validated once. */
-export function opContract(name: string, dir = CONTRACTS_DIR): KernelContract {
-  const file = `${dir}${name}.contract.json`;
-  let c = loaded.get(file);
-  if (!c) loaded.set(file, (c = loadContract(file)));
+/** The op contract src/ops/contracts/<name>.contract.json (bundled by src/ops/contracts.generated.ts), validated once. */
+export function opContract(name: string): KernelContract {
+  let c = loaded.get(name);
+  if (!c) {
+    if (!Object.hasOwn(OP_CONTRACTS, name)) throw new OpError(name, `no contract src/ops/contracts/${name}.contract.json (known: ${Object.keys(OP_CONTRACTS).join(', ')})`);
+    loaded.set(name, (c = validateContract(structuredClone(OP_CONTRACTS[name]), `${name}.contract.json`)));
+  }
   return c;
 }
 
@@ -77,13 +83,13 @@ export class OpRunner {
   constructor(
     readonly dev: TesseraDevice,
     readonly registry: Registry = defaultRegistry(),
-    private readonly dir = CONTRACTS_DIR,
+    private readonly contracts: ContractSource = opContract,
   ) {
     this.lookup = registryLookup(registry);
   }
 
   contract(op: string): KernelContract {
-    return opContract(op, this.dir);
+    return this.contracts(op);
   }
 
   /**

@@ -10,17 +10,17 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import type { KernelVariant, Registry } from './types.ts';
 import { specializeWgsl } from './wgsl-features.ts';
 import { wgslConstants } from './wgsl-constants.ts';
+import { readWgslSync } from './bundled.ts';
 
 /** Where WGSL source comes from (Node: files under src/kernels; browser: a bundled map). */
 export type WgslSource = (file: string) => Promise<string>;
 
-// Node default: read src/kernels/<file>. The specifier is a variable so browser bundles leave it out; a browser
-// page calls setWgslSource (e.g. with fetch) before compiling kernels.
-const LOAD_MODULE = './load.ts';
+// Default: the kernel files ./bundled.ts reads (bundled sources; in Node, src/kernels on disk once src/node/host.ts is
+// loaded). A page may set its own (e.g. fetch) with setWgslSource.
 let wgslSource: WgslSource = async (file) => {
-  const { readFile } = await import('node:fs/promises');
-  const { wgslPath } = (await import(/* @vite-ignore */ LOAD_MODULE)) as typeof import('./load.ts');
-  return readFile(wgslPath(file), 'utf8');
+  const text = readWgslSync(file);
+  if (text === undefined) throw new Error(`kernel source ${file} is not among the kernel files (src/kernels)`);
+  return text;
 };
 
 export function setWgslSource(src: WgslSource): void {
@@ -67,8 +67,8 @@ export async function getKernel(dev: TesseraDevice, v: KernelVariant): Promise<B
   return { variant: v, pipeline, layout };
 }
 
-let wgslTextReader: ((file: string) => string | undefined) | undefined;
-/** The synchronous WGSL reader lookups use by default (Node: set by registry/load.ts; a page may set its own). */
+let wgslTextReader: ((file: string) => string | undefined) | undefined = readWgslSync;
+/** The synchronous WGSL reader lookups use by default (the kernel files of ./bundled.ts; a page may set its own). */
 export function setWgslTextReader(r: ((file: string) => string | undefined) | undefined): void {
   wgslTextReader = r;
 }

@@ -1,10 +1,14 @@
-/** Loading the registry from disk (Node) and the default registry shipped with the package. */
+/**
+ * Node only: loading a registry file from disk, and where the shipped registry and kernels lie in this checkout.
+ * The shipped registry and kernel sources for every platform are in ./bundled.ts (re-exported here for Node code).
+ */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RegistryError } from './errors.ts';
 import { parseRegistryText } from './parse.ts';
 import type { Registry } from './types.ts';
-import { setWgslTextReader } from './binder.ts';
+
+export { defaultRegistry, readWgslSync } from './bundled.ts';
 
 export const DEFAULT_REGISTRY_PATH = fileURLToPath(new URL('../../spec/kernel-registry.json', import.meta.url));
 export const KERNELS_DIR = fileURLToPath(new URL('../kernels/', import.meta.url));
@@ -13,6 +17,7 @@ export function wgslPath(file: string): string {
   return KERNELS_DIR + file;
 }
 
+/** Whether a kernel file exists on disk under src/kernels. */
 export function wgslExists(file: string): boolean {
   return existsSync(wgslPath(file));
 }
@@ -26,19 +31,3 @@ export function loadRegistry(path = DEFAULT_REGISTRY_PATH, opts: { strict?: bool
   }
   return parseRegistryText(text, path, opts.strict ? { wgslExists } : {});
 }
-
-let cached: Registry | undefined;
-/** The registry shipped with Tessera (spec/kernel-registry.json), loaded once. */
-export function defaultRegistry(): Registry {
-  return (cached ??= loadRegistry());
-}
-
-const wgslTexts = new Map<string, string | undefined>();
-/** The WGSL text of a registry file name under src/kernels/ (undefined when absent), cached. */
-export function readWgslSync(file: string): string | undefined {
-  if (!wgslTexts.has(file)) wgslTexts.set(file, existsSync(wgslPath(file)) ? readFileSync(wgslPath(file), 'utf8') : undefined);
-  return wgslTexts.get(file);
-}
-
-// Node: registry lookups read each kernel's WGSL constants from src/kernels by default.
-setWgslTextReader(readWgslSync);

@@ -9,7 +9,8 @@
  *   by the merged token's score, so the merges are derived from the scores.
  */
 
-import { GGUFValueType, type MetadataValue } from '@huggingface/gguf';
+import type { MetadataValue } from '@huggingface/gguf';
+import { GGUFValueType } from '../formats/gguf-value-type.ts';
 import { CorruptFileError, UnsupportedFormatError } from '../formats/errors.ts';
 import { gv, type GgufTypedValue } from '../formats/gguf-writer.ts';
 import { TextTokenizer } from './tokenizer.ts';

@@ -4,8 +4,8 @@
  * streaming decoder and the chat template.
  */
 
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { getHost } from '../host.ts';
+import { readText, type ModelFolder } from '../formats/files.ts';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { CorruptFileError, FormatError, MissingFileError, UnsupportedFormatError } from '../formats/errors.ts';
 import { ChatTemplate, type ChatTemplateOptions } from './chat-template.ts';
@@ -172,19 +172,28 @@ function pickChatTemplate(t: TokenizerConfigJson['chat_template']): string | und
   return undefined;
 }
 
-async function readJson(file: string, required: boolean): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
+async function readJson(folder: ModelFolder, name: string, required: boolean): Promise<unknown> {
+  const file = folder.pathOf(name);
+  const f = await folder.open(name);
+  if (!f) {
     if (!required) return undefined;
     throw new MissingFileError({ file, problem: 'does not exist', fix: 'The model directory needs a tokenizer.json (a "fast" tokenizer)' });
   }
+  const text = await readText(f);
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new CorruptFileError({ file, problem: `not valid JSON (${(err as Error).message})` });
   }
+}
+
+/** A folder as ModelFolder, or in Node by path. */
+async function folderAt(source: string | ModelFolder): Promise<ModelFolder> {
+  if (typeof source !== 'string') return source;
+  const at = await (await getHost(`loadTokenizer(${source})`)).openPath(source);
+  if (at?.kind === 'folder') return at;
+  // Not a folder: report the missing tokenizer.json under it, as reading it would.
+  return { kind: 'folder', path: source, pathOf: (n) => `${source}/${n}`, open: async () => undefined, list: async () => [] };
 }
 
 function eosIdsOf(generationConfig: unknown): number[] {
@@ -195,22 +204,24 @@ function eosIdsOf(generationConfig: unknown): number[] {
 }
 
 /**
- * Load a tokenizer from a model directory: tokenizer.json (required), tokenizer_config.json,
+ * Load a tokenizer from a model folder (a ModelFolder, or in Node a path): tokenizer.json (required), tokenizer_config.json,
  * generation_config.json (extra EOS ids) and chat_template.jinja / chat_template.json when present.
  */
-export async function loadTokenizer(dir: string): Promise<TextTokenizer> {
-  const json = await readJson(join(dir, 'tokenizer.json'), true);
+export async function loadTokenizer(source: string | ModelFolder): Promise<TextTokenizer> {
+  const folder = await folderAt(source);
+  const dir = folder.path;
+  const json = await readJson(folder, 'tokenizer.json', true);
   if (typeof json !== 'object' || json === null || !('model' in json)) {
-    throw new CorruptFileError({ file: join(dir, 'tokenizer.json'), field: 'model', problem: 'missing; this is not a tokenizer.json' });
+    throw new CorruptFileError({ file: folder.pathOf('tokenizer.json'), field: 'model', problem: 'missing; this is not a tokenizer.json' });
   }
-  const config = ((await readJson(join(dir, 'tokenizer_config.json'), false)) ?? {}) as TokenizerConfigJson;
-  const generation = await readJson(join(dir, 'generation_config.json'), false);
+  const config = ((await readJson(folder, 'tokenizer_config.json', false)) ?? {}) as TokenizerConfigJson;
+  const generation = await readJson(folder, 'generation_config.json', false);
   let chatTemplate: string | undefined;
-  const jinjaFile = join(dir, 'chat_template.jinja');
-  if (await stat(jinjaFile).then(() => true, () => false)) {
-    chatTemplate = await readFile(jinjaFile, 'utf8');
+  const jinja = await folder.open('chat_template.jinja');
+  if (jinja) {
+    chatTemplate = await readText(jinja);
   } else {
-    const ct = (await readJson(join(dir, 'chat_template.json'), false)) as { chat_template?: unknown } | undefined;
+    const ct = (await readJson(folder, 'chat_template.json', false)) as { chat_template?: unknown } | undefined;
     if (typeof ct?.chat_template === 'string') chatTemplate = ct.chat_template;
   }
   const tokenizerJson = { added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json } as TokenizerJson;
