@@ -209,10 +209,12 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
-    const { plan, t } = await run(T, T, {});
-    const flops = 2 * 2 * H * D * ((T * (T + 1)) / 2);
-    out.push({ kind: 'prefill', tokens: T, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
-    console.log(`attention prefill ${T} tokens: ${plan.variant} ${t.inPassMs.toFixed(3)} ms, ${(flops / (t.inPassMs / 1000) / 1e12).toFixed(2)} TFLOP/s`);
+    for (const tunables of [{}, { prefillFlash: 'on' }] as Record<string, string>[]) {
+      const { plan, t } = await run(T, T, tunables);
+      const flops = 2 * 2 * H * D * ((T * (T + 1)) / 2);
+      out.push({ kind: 'prefill', tokens: T, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
+      console.log(`attention prefill ${T} tokens: ${plan.variant} ${t.inPassMs.toFixed(3)} ms, ${(flops / (t.inPassMs / 1000) / 1e12).toFixed(2)} TFLOP/s`);
+    }
   }
   u32.destroy();
   return out;

@@ -1,0 +1,66 @@
+/**
+ * Prefill attention, flash style (attention-prefill.wgsl.jinja: 32 query rows of one KV head's group per workgroup,
+ * K/V blocks staged in workgroup memory, online softmax) against the CPU reference: GQA groups of 1, 2, 4 and 8
+ * heads, head dims 32 to 256, f32 and f16 caches (f16 read as u32 words), a prompt continuing a cache (start > 0),
+ * softcap, a sliding window, bidirectional attention, and token counts that leave the last tile part empty.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContractError } from '../src/contracts/index.ts';
+import { runContract } from '../src/contracts/run.ts';
+import { f16BytesToF32, f32ToF16Bytes } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { attentionRef, attentionUniforms } from '../src/reference/attention.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('attention prefill_flash', () => {
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, causal
+    [37, 4, 4, 64, 64, 0, 'float32', 0, 0, 1],
+    [70, 8, 2, 128, 128, 0, 'float16', 0, 0, 1],
+    [19, 8, 1, 32, 300, 200, 'float16', 0, 0, 1],
+    [33, 4, 2, 256, 40, 0, 'float32', 30, 0, 1],
+    [50, 16, 8, 64, 80, 10, 'float16', 0, 17, 1],
+    [24, 4, 1, 128, 24, 0, 'float32', 0, 0, 0],
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i causal %i', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, causal, ctx) => {
+    const r = new Rng(`attention-prefill/${T}/${H}/${Hkv}/${D}/${start}`);
+    const q = r.floats(T * H * D);
+    let k = r.floats(cap * Hkv * D);
+    let v = r.floats(cap * Hkv * D);
+    const half = (x: Float32Array) => new Uint16Array(f32ToF16Bytes(x).buffer);
+    const kd = kvDt === 'float16' ? half(k) : k;
+    const vd = kvDt === 'float16' ? half(v) : v;
+    if (kvDt === 'float16') {
+      k = f16BytesToF32(new Uint8Array(kd.buffer));
+      v = f16BytesToF32(new Uint8Array(vd.buffer));
+    }
+    const u32 = { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) };
+    let res;
+    try {
+      res = await runContract(dev, opContract('attention'), {
+        inputs: { q: { dtype: 'float32', shape: [T, H, D], data: q }, k: { dtype: kvDt, shape: [cap, Hkv, D], data: kd }, v: { dtype: kvDt, shape: [cap, Hkv, D], data: vd }, kvLen: u32, pageTable: u32 },
+        attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win, causal },
+        tunables: { prefillFlash: 'on', cpuMapping: 'off' },
+        variant: 'prefill_flash',
+      });
+    } catch (e) {
+      // only a device without subgroups may skip
+      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
+        ctx.skip(`prefill_flash does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+        return;
+      }
+      throw e;
+    }
+    const G = H / Hkv;
+    expect(res.plan.passes.map((p) => p.dispatch)).toEqual([[Math.ceil(T / (32 / G)), Hkv, 1]]);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win, is_causal: causal });
+    expect(maxRelErr(res.outputs.out!.data as Float32Array, attentionRef(u, { q, k, v } as never))).toBeLessThan(1e-5);
+  });
+});
