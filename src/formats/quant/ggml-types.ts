@@ -4,7 +4,7 @@
  *
  * `GGML_TYPES` lists every type whose block layout is known, so sizes and bounds can be checked for
  * any tensor of a file; `codec` says whether this runtime can dequantize it (F32, F16, BF16, Q8_0,
- * Q4_K, Q6_K). The other entries only allow raw block reads and clear "unsupported" errors.
+ * Q4_K, Q6_K, MXFP4). The other entries only allow raw block reads and clear "unsupported" errors.
  */
 
 export const GgmlType = {
@@ -28,6 +28,7 @@ export const GgmlType = {
   I64: 27,
   F64: 28,
   BF16: 30,
+  MXFP4: 39,
 } as const;
 
 export type GgmlTypeName = keyof typeof GgmlType;
@@ -73,6 +74,7 @@ export const GGML_TYPES: Readonly<Record<GgmlTypeId, GgmlTypeInfo>> = {
   27: t('I64', 1, 8),
   28: t('F64', 1, 8),
   30: t('BF16', 1, 2, true),
+  39: t('MXFP4', 32, 17, true), // e8m0 scale + 16 bytes of E2M1 nibbles (element j low, j+16 high)
 };
 
 /** Layout for a type id, or undefined if the id is not a known ggml type. */

@@ -7,11 +7,13 @@ import { GGML_TYPES, GgmlType, ggmlByteSize, ggmlTypeInfo, type GgmlTypeId } fro
 import { dequantizeQ4_K, quantizeQ4_K } from './q4_k.ts';
 import { dequantizeQ6_K, quantizeQ6_K } from './q6_k.ts';
 import { dequantizeQ8_0, quantizeQ8_0 } from './q8_0.ts';
+import { dequantizeMXFP4, quantizeMXFP4 } from './mxfp4.ts';
 
 export * from './ggml-types.ts';
 export { dequantizeQ8_0, quantizeQ8_0, Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE } from './q8_0.ts';
 export { dequantizeQ4_K, quantizeQ4_K, scaleMinK4, packScaleMinK4, Q4_K_BLOCK_SIZE, Q4_K_TYPE_SIZE } from './q4_k.ts';
 export { dequantizeQ6_K, quantizeQ6_K, Q6_K_BLOCK_SIZE, Q6_K_TYPE_SIZE } from './q6_k.ts';
+export * from './mxfp4.ts';
 
 interface Codec {
   dequantize(bytes: Uint8Array, nElements: number): Float32Array;
@@ -37,6 +39,7 @@ const CODECS: Partial<Record<GgmlTypeId, Codec>> = {
   [GgmlType.Q8_0]: { dequantize: dequantizeQ8_0, quantize: quantizeQ8_0 },
   [GgmlType.Q4_K]: { dequantize: dequantizeQ4_K, quantize: quantizeQ4_K },
   [GgmlType.Q6_K]: { dequantize: dequantizeQ6_K, quantize: quantizeQ6_K },
+  [GgmlType.MXFP4]: { dequantize: dequantizeMXFP4, quantize: quantizeMXFP4 },
 };
 
 function codecFor(type: number): Codec {
