@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 
 describe('attention prefill_flash', () => {
-  it.each([
+  it.for([
     // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, causal
     [37, 4, 4, 64, 64, 0, 'float32', 0, 0, 1],
     [70, 8, 2, 128, 128, 0, 'float16', 0, 0, 1],
@@ -29,7 +29,7 @@ describe('attention prefill_flash', () => {
     [33, 4, 2, 256, 40, 0, 'float32', 30, 0, 1],
     [50, 16, 8, 64, 80, 10, 'float16', 0, 17, 1],
     [24, 4, 1, 128, 24, 0, 'float32', 0, 0, 0],
-  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i causal %i', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, causal, ctx) => {
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i causal %i', async ([T, H, Hkv, D, cap, start, kvDt, softcap, win, causal], ctx) => {
     const r = new Rng(`attention-prefill/${T}/${H}/${Hkv}/${D}/${start}`);
     const q = r.floats(T * H * D);
     let k = r.floats(cap * Hkv * D);
