@@ -1,32 +1,10 @@
 /** Builds the smoke page with esbuild and serves it (plus src/kernels, src/ops/contracts and spec/) on a loopback port. */
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import { createServer, type Server } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { join, normalize } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-
-/**
- * Node built-ins in the bundle. src/contracts/run.ts (shader templates) and src/registry/load.ts (the default
- * registry) import node:fs and node:url at top level for their Node paths; the page never takes those paths (it
- * passes its registry, and registry-kernel passes need no template), but a browser cannot resolve `node:` imports
- * at all. These stubs let the module graph load and fail loudly if a Node path is taken.
- */
-const NODE_STUBS: Record<string, string> = {
-  'node:fs': 'const no = (f) => () => { throw new Error(`node:fs ${f} is not available in the browser`); };\nexport const existsSync = () => false;\nexport const readFileSync = no("readFileSync");\nexport default {};',
-  'node:fs/promises': 'export const readFile = async () => { throw new Error("node:fs/promises is not available in the browser"); };\nexport default {};',
-  'node:url': 'export const fileURLToPath = (u) => String(u);\nexport default {};',
-};
-const nodeStubs: Plugin = {
-  name: 'node-stubs',
-  setup(b) {
-    b.onResolve({ filter: /^node:/ }, (args) => {
-      if (!(args.path in NODE_STUBS)) return { errors: [{ text: `${args.path} (imported by ${args.importer}) has no browser stub in test/browser/serve.ts` }] };
-      return { path: args.path, namespace: 'node-stub' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'node-stub' }, (args) => ({ contents: NODE_STUBS[args.path]!, loader: 'js' }));
-  },
-};
 
 export async function serveSmoke(): Promise<{ url: string; close: () => Promise<void> }> {
   const bundle = await build({
@@ -35,8 +13,6 @@ export async function serveSmoke(): Promise<{ url: string; close: () => Promise<
     format: 'esm',
     platform: 'browser',
     write: false,
-    external: ['webgpu'],
-    plugins: [nodeStubs],
     logLevel: 'silent',
   });
   const js = bundle.outputFiles[0]!.text;
