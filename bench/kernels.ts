@@ -153,7 +153,7 @@ async function wallPlan(dev: TesseraDevice, plan: Plan, x: GPUBuffer, w: GPUBuff
 
 interface SweepPoint {
   variant: string;
-  tunables?: Record<string, number>;
+  tunables?: Record<string, number | string>;
   inPassMs: number;
   medianMs: number;
   fractionOfReadBandwidth: number;
@@ -288,6 +288,19 @@ async function main() {
           fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3),
           tflops: +((2 * M * N * K) / (t.inPassMs / 1000) / 1e12).toFixed(2),
         };
+        if (fmt === 'q4_k' && M <= 8 && plan.variant !== 'q4k_gemv_q8a') {
+          // the int8-activation GEMV (tunable gemvInt8), timed in the same run; bytes as for the default
+          try {
+            const p = req({ tunables: { gemvInt8: 'on' } });
+            if (p.variant !== plan.variant) {
+              const tt = await timePlan(dev, p, x, ws, y, reps);
+              entry.gemvInt8 = { variant: p.variant, inPassMs: +tt.inPassMs.toFixed(5), fractionOfReadBandwidth: +((wBytes + M * K * 4 + M * N * 4) / (tt.inPassMs / 1000) / bw).toFixed(3) };
+              console.log(`  gemvInt8: ${p.variant} ${tt.inPassMs.toFixed(4)} ms`);
+            }
+          } catch (e) {
+            if (!(e instanceof ContractError)) throw e;
+          }
+        }
         if (M >= 16 && !plan.variant.endsWith('_sgmat')) {
           // the subgroup-matrix prefill GEMM (tunable prefillSgmat), timed in the same run where the device has it
           try {
@@ -325,10 +338,10 @@ async function main() {
             if (!(e instanceof ContractError)) throw e;
           }
           const sg = { q4_k: 'q4k_gemv_sg', q8_0: 'q8_0_gemv_sg', q6_k: 'q6k_gemv_sg', float16: 'f16_gemv_sg' }[fmt]!;
-          for (const tunables of sweepConfigs()) {
-            const p = req({ variant: sg, tunables: { ...tunables, cpuMapping: 'off' } });
+          for (const [variant, tunables] of [...sweepConfigs().map((t) => [sg, t] as const), ...(fmt === 'q4_k' ? sweepConfigs().map((t) => ['q4k_gemv_q8a', { ...t, gemvInt8: 'on' }] as const) : [])]) {
+            const p = req({ variant, tunables: { ...tunables, cpuMapping: 'off' } });
             const tt = await timePlan(dev, p, x, ws, y, reps);
-            points.push({ variant: sg, tunables, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: frac(tt.inPassMs) });
+            points.push({ variant, tunables, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: frac(tt.inPassMs) });
           }
           points.sort((a, b) => a.inPassMs - b.inPassMs);
           entry.sweep = points;

@@ -1,0 +1,57 @@
+/**
+ * The Q4_K decode GEMV on int8 activations (gemv-q8a.wgsl.jinja: a quant pass, then packed 4x8-bit dots) against
+ * the CPU reference fed the same int8-rounded activations (src/reference/activations-q8.ts), for several work splits;
+ * and against the unrounded f32 product, which int8 activations may miss by about 1%.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContractError } from '../src/contracts/index.ts';
+import { runContract } from '../src/contracts/run.ts';
+import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
+import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('linear q4k_gemv_q8a (int8 activations)', () => {
+  it.for([
+    [1, 37, 512, {}],
+    [2, 70, 768, { gemvCols: 3, gemvUnroll: 2 }],
+    [1, 129, 2048, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
+    [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32 }],
+  ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
+    const r = new Rng(`gemv-q8a/${M}x${N}x${K}`);
+    const x = r.floats(M * K);
+    x.fill(0, 0, 32); // an all-zero block (scale 0)
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const w = dequantizeQ4_K(wBytes, N * K);
+    let out;
+    try {
+      out = await runContract(dev, opContract('linear'), {
+        inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q4_k', shape: [N, K], data: wBytes } },
+        attributes: { alpha: 0.5 },
+        tunables: { gemvInt8: 'on', cpuMapping: 'off', ...tun },
+        variant: 'q4k_gemv_q8a',
+      });
+    } catch (e) {
+      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
+        ctx.skip(`q4k_gemv_q8a does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+        return;
+      }
+      throw e;
+    }
+    expect(out.plan.passes.map((p) => p.id)).toEqual(['quant', 'matmul']);
+    const y = out.outputs.y!.data as Float32Array;
+    // the same int8 activations on the CPU: f32 rounding only
+    expect(maxRelErr(y, matmulF32Reference(roundActivationsQ8(x), w, { M, N, K, alpha: 0.5 }))).toBeLessThan(2e-5);
+    // the exact product: int8 rounding of the activations costs at most a few tenths of a percent here
+    expect(maxRelErr(y, matmulF32Reference(x, w, { M, N, K, alpha: 0.5 }))).toBeLessThan(2e-2);
+  });
+});
