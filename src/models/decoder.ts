@@ -12,7 +12,7 @@ import { Recorder } from '../gpu/recorder.ts';
 import { opAccepts, OpRunner, type Tensor } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
-import { layerRope, ropeInvFreq, ropeTables } from './rope.ts';
+import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
 import type { GpuWeights } from './weights.ts';
 
 export interface KvCache {
@@ -49,7 +49,7 @@ export class Decoder {
       const key = JSON.stringify({ theta, scaling });
       let t = this.ropeTables.get(key);
       if (!t) {
-        const { cos, sin } = ropeTables(ropeInvFreq(cfg.headDim, theta, scaling), this.maxPositions);
+        const { cos, sin } = ropeTables(ropeInvFreq(cfg.headDim, theta, scaling), this.maxPositions, ropeAttentionScale(scaling));
         const shape = [this.maxPositions, cfg.headDim / 2];
         t = {
           cos: { buffer: uploadBuffer(dev.device, cos, 'rope.cos'), dtype: 'float32', shape },

@@ -17,12 +17,66 @@ export const QUANT_MODES: readonly QuantMode[] = ['auto', 'f32', 'f16', 'q4k', '
 export interface WeightSpec {
   name: string;
   shape: number[];
-  kind: 'linear' | 'embedding' | 'norm' | 'bias';
+  /** 'experts': stacked expert matrices [E, ...] (floats); 'mxfp4': their MXFP4 *_blocks / *_scales (uint8). */
+  kind: 'linear' | 'embedding' | 'norm' | 'bias' | 'experts' | 'mxfp4';
   optional?: boolean;
 }
 
-/** The tensors of a decoder, with the shapes its config implies. */
-export function weightSpecs(cfg: DecoderConfig): WeightSpec[] {
+/**
+ * The MoE feed-forward tensors of layer l (prefix `model.layers.l.`), by family and storage:
+ * - gpt-oss: router (weight + bias), experts as transformers' parameters (gate_up_proj [E, H, 2I] with gate/up in
+ *   interleaved columns, down_proj [E, I, H], biases), or in the released MXFP4 form (`*_blocks` [E, rows, K/32, 16]
+ *   + `*_scales` [E, rows, K/32], rows = output features, blocks along the input).
+ * - Qwen3-MoE: router `mlp.gate.weight` [E, H]; experts per expert (`mlp.experts.e.{gate,up,down}_proj.weight`, as
+ *   released and as transformers saves them), or stacked (`mlp.experts.gate_up_proj` [E, 2I, H], gate rows first,
+ *   `mlp.experts.down_proj` [E, H, I]) when the source holds that form (`has`).
+ */
+function moeSpecs(cfg: DecoderConfig, p: string, has: (name: string) => boolean): WeightSpec[] {
+  const m = cfg.moe!;
+  const H = cfg.hiddenSize;
+  const E = m.numExperts;
+  const I = m.expertIntermediateSize;
+  if (m.kind === 'gpt_oss') {
+    const x = p + 'mlp.experts.';
+    const out: WeightSpec[] = [
+      { name: p + 'mlp.router.weight', shape: [E, H], kind: 'linear' },
+      { name: p + 'mlp.router.bias', shape: [E], kind: 'bias' },
+      { name: x + 'gate_up_proj_bias', shape: [E, 2 * I], kind: 'bias' },
+      { name: x + 'down_proj_bias', shape: [E, H], kind: 'bias' },
+    ];
+    if (m.expertFormat === 'mxfp4') {
+      out.push(
+        { name: x + 'gate_up_proj_blocks', shape: [E, 2 * I, H / 32, 16], kind: 'mxfp4' },
+        { name: x + 'gate_up_proj_scales', shape: [E, 2 * I, H / 32], kind: 'mxfp4' },
+        { name: x + 'down_proj_blocks', shape: [E, H, I / 32, 16], kind: 'mxfp4' },
+        { name: x + 'down_proj_scales', shape: [E, H, I / 32], kind: 'mxfp4' },
+      );
+    } else {
+      out.push({ name: x + 'gate_up_proj', shape: [E, H, 2 * I], kind: 'experts' }, { name: x + 'down_proj', shape: [E, I, H], kind: 'experts' });
+    }
+    return out;
+  }
+  const out: WeightSpec[] = [{ name: p + 'mlp.gate.weight', shape: [E, H], kind: 'linear' }];
+  if (has(p + 'mlp.experts.gate_up_proj')) {
+    out.push({ name: p + 'mlp.experts.gate_up_proj', shape: [E, 2 * I, H], kind: 'experts' }, { name: p + 'mlp.experts.down_proj', shape: [E, H, I], kind: 'experts' });
+    return out;
+  }
+  for (let e = 0; e < E; e++) {
+    const x = `${p}mlp.experts.${e}.`;
+    out.push(
+      { name: x + 'gate_proj.weight', shape: [I, H], kind: 'linear' },
+      { name: x + 'up_proj.weight', shape: [I, H], kind: 'linear' },
+      { name: x + 'down_proj.weight', shape: [H, I], kind: 'linear' },
+    );
+  }
+  return out;
+}
+
+/**
+ * The tensors of a decoder, with the shapes its config implies. `has` (the source's tensor names) picks between
+ * equivalent storage forms where a family has more than one (Qwen3-MoE per-expert or stacked experts).
+ */
+export function weightSpecs(cfg: DecoderConfig, has: (name: string) => boolean = () => false): WeightSpec[] {
   const H = cfg.hiddenSize;
   const D = cfg.headDim;
   const q = cfg.numHeads * D;
@@ -38,10 +92,15 @@ export function weightSpecs(cfg: DecoderConfig): WeightSpec[] {
       { name: p + 'self_attn.v_proj.weight', shape: [kv, H], kind: 'linear' },
       { name: p + 'self_attn.o_proj.weight', shape: [H, q], kind: 'linear' },
       { name: p + 'post_attention_layernorm.weight', shape: [H], kind: 'norm' },
-      { name: p + 'mlp.gate_proj.weight', shape: [I, H], kind: 'linear' },
-      { name: p + 'mlp.up_proj.weight', shape: [I, H], kind: 'linear' },
-      { name: p + 'mlp.down_proj.weight', shape: [H, I], kind: 'linear' },
     );
+    if (cfg.moe?.sparse[l]) out.push(...moeSpecs(cfg, p, has));
+    else {
+      out.push(
+        { name: p + 'mlp.gate_proj.weight', shape: [I, H], kind: 'linear' },
+        { name: p + 'mlp.up_proj.weight', shape: [I, H], kind: 'linear' },
+        { name: p + 'mlp.down_proj.weight', shape: [H, I], kind: 'linear' },
+      );
+    }
     if (cfg.attentionBias) {
       out.push(
         { name: p + 'self_attn.q_proj.bias', shape: [q], kind: 'bias' },
@@ -49,6 +108,8 @@ export function weightSpecs(cfg: DecoderConfig): WeightSpec[] {
         { name: p + 'self_attn.v_proj.bias', shape: [kv], kind: 'bias' },
       );
     }
+    if (cfg.oProjBias) out.push({ name: p + 'self_attn.o_proj.bias', shape: [H], kind: 'bias' });
+    if (cfg.attnSinks) out.push({ name: p + 'self_attn.sinks', shape: [cfg.numHeads], kind: 'bias' });
     if (cfg.qkNorm) {
       out.push({ name: p + 'self_attn.q_norm.weight', shape: [D], kind: 'norm' }, { name: p + 'self_attn.k_norm.weight', shape: [D], kind: 'norm' });
     }
@@ -104,7 +165,7 @@ const LAYER = /^model\.layers\.(\d+)\./;
  * The layer count of the config against the layers present in the weights: extra layers in the file are an error
  * (naming the highest), and so is a missing layer (naming its first missing tensor).
  */
-export function checkLayerCount(src: ModelSource, specs: readonly WeightSpec[] = weightSpecs(src.config)): void {
+export function checkLayerCount(src: ModelSource, specs: readonly WeightSpec[] = weightSpecs(src.config, (n) => src.has(n))): void {
   const n = src.config.numLayers;
   const present = new Set<number>();
   for (const name of src.names()) {
@@ -134,7 +195,14 @@ export function checkLayerCount(src: ModelSource, specs: readonly WeightSpec[] =
 /** Check every tensor the config implies (layer count, presence, shapes) before anything is uploaded; the specs to load. */
 export function checkWeights(src: ModelSource): WeightSpec[] {
   const cfg = src.config;
-  const all = weightSpecs(cfg);
+  const m = cfg.moe;
+  if (m?.expertFormat === 'mxfp4') {
+    // blocks of 32 run along each expert matrix's input dimension
+    for (const [field, k] of [['hidden_size', cfg.hiddenSize], ['intermediate_size', m.expertIntermediateSize]] as const) {
+      if (k % 32 !== 0) throw new ModelConfigError(src.configFile, field, `${k} is not a multiple of 32, which MXFP4 experts (quantization_config.quant_method "mxfp4") need`);
+    }
+  }
+  const all = weightSpecs(cfg, (n) => src.has(n));
   checkLayerCount(src, all);
   const specs = all.filter((s) => !s.optional || src.has(s.name));
   for (const s of specs) {
@@ -153,6 +221,13 @@ export async function uploadWeights(
   opts: { quant?: QuantMode; onProgress?: (p: LoadProgress) => void } = {},
 ): Promise<GpuWeights> {
   const cfg = src.config;
+  if (cfg.moe) {
+    throw new ModelConfigError(
+      src.configFile,
+      'architectures',
+      `${cfg.architecture} (mixture of experts) has no GPU path yet (issue 12): the MoE block runs in the CPU reference only (src/reference/llm.ts)`,
+    );
+  }
   const mode = effectiveQuant(opts.quant ?? 'auto', src, dev);
   const f16 = dev.caps.features.has('shader-f16');
   const specs = checkWeights(src);
