@@ -303,16 +303,20 @@ async function main() {
         }
         if (M >= 16 && !plan.variant.endsWith('_sgmat')) {
           // the subgroup-matrix prefill GEMM (tunable prefillSgmat), timed in the same run where the device has it
-          try {
-            const p = req({ tunables: { prefillSgmat: 'on' } });
-            if (p.variant !== plan.variant) {
+          const tiles: Record<string, unknown>[] = [];
+          for (const sgmatTile of [64, 128]) {
+            try {
+              const p = req({ tunables: { prefillSgmat: 'on', sgmatTile } });
+              if (p.variant === plan.variant) continue;
               const tt = await timePlan(dev, p, x, ws, y, reps);
-              entry.prefillSgmat = { variant: p.variant, inPassMs: +tt.inPassMs.toFixed(5), tflops: +((2 * M * N * K) / (tt.inPassMs / 1000) / 1e12).toFixed(2) };
-              console.log(`  prefillSgmat: ${p.variant} ${tt.inPassMs.toFixed(4)} ms, ${(entry.prefillSgmat as { tflops: number }).tflops} TFLOP/s`);
+              const tflops = +((2 * M * N * K) / (tt.inPassMs / 1000) / 1e12).toFixed(2);
+              tiles.push({ variant: p.variant, sgmatTile, inPassMs: +tt.inPassMs.toFixed(5), tflops });
+              console.log(`  prefillSgmat tile ${sgmatTile}: ${p.variant} ${tt.inPassMs.toFixed(4)} ms, ${tflops} TFLOP/s`);
+            } catch (e) {
+              if (!(e instanceof ContractError)) throw e;
             }
-          } catch (e) {
-            if (!(e instanceof ContractError)) throw e;
           }
+          if (tiles.length) entry.prefillSgmat = tiles;
         }
         if (ort && fmt === 'q4_k') {
           const host = new Float32Array(M * K).map((_, i) => Math.sin(i) * 0.5);

@@ -22,11 +22,13 @@ beforeAll(async () => {
 
 describe('linear on subgroup matrices (prefill)', () => {
   it.for([
-    ['float16', 9, 70, 96],
-    ['float16', 130, 200, 512],
-    ['q4_k', 65, 70, 256], // q4k_sgmat runs from M = 64 (below it the batched Q4_K GEMM is faster)
-    ['q4_k', 77, 129, 768],
-  ] as const)('%s M=%i N=%i K=%i', async ([fmt, M, N, K], ctx) => {
+    ['float16', 9, 70, 96, 64],
+    ['float16', 130, 200, 512, 64],
+    ['q4_k', 65, 70, 256, 64], // q4k_sgmat runs from M = 64 (below it the batched Q4_K GEMM is faster)
+    ['q4_k', 77, 129, 768, 64],
+    ['float16', 130, 300, 512, 128], // 128 x 128 tiles: 8 subgroups in 2 x 4
+    ['q4_k', 260, 129, 768, 128],
+  ] as const)('%s M=%i N=%i K=%i tile %i', async ([fmt, M, N, K, tile], ctx) => {
     const r = new Rng(`gemm-sgmat/${fmt}/${M}x${N}x${K}`);
     const x = r.floats(M * K);
     const wf = r.floats(N * K);
@@ -38,7 +40,7 @@ describe('linear on subgroup matrices (prefill)', () => {
       out = await runContract(dev, opContract('linear'), {
         inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: fmt, shape: [N, K], data: fmt === 'q4_k' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) } },
         attributes: { alpha: 0.5 },
-        tunables: { prefillSgmat: 'on' },
+        tunables: { prefillSgmat: 'on', sgmatTile: tile },
         variant,
       });
     } catch (e) {
