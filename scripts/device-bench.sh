@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One device call's worth of issue-9 measurements on the GPU machine, each step under its own time limit so one slow
+# step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
+# packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
+#   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
+# Steps (default: all but ort): attention gemv gemm decode torch ort. Receipts and logs go to $OUT.
+# Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
+set -uo pipefail
+OUT=${OUT:-out/device-bench}
+mkdir -p "$OUT"
+unset WEBGPU_DAWN_ARGS # the runtime sets Dawn's options itself (timestamp quantization off, NVIDIA f16)
+export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(attention gemv gemm decode torch)
+
+run() { # name seconds command...
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name (limit ${limit}s)"
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  echo "   rc=$?"
+  grep -vE "warning: use of deprecated|^\s*\^|subgroupMatrix(Load|Store|MultiplyAccumulate)|Compilation log|^\s*$" "$OUT/$name.log" | tail -n 40
+}
+
+for s in "${steps[@]}"; do
+  case $s in
+    # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
+    attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
+    # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep
+    gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
+    # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
+    gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
+    # models: defaults, then the tunables still behind flags
+    decode)
+      run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,f16 --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
+      TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"attention":{"prefillFlash":"on"}}' \
+        run decode-tunables 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json" ;;
+    torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
+    ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
+    *) echo "unknown step $s (attention gemv gemm decode torch ort)" >&2 ;;
+  esac
+done
