@@ -4,50 +4,7 @@ import { decoderConfigFromHF } from '../src/models/config.ts';
 import { ropeAttentionScale, ropeInvFreq } from '../src/models/rope.ts';
 import { checkWeights, weightSpecs } from '../src/models/weights.ts';
 import type { ModelSource } from '../src/models/source.ts';
-
-export const GPT_OSS_TINY = {
-  architectures: ['GptOssForCausalLM'],
-  model_type: 'gpt_oss',
-  hidden_size: 64,
-  intermediate_size: 32,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  num_hidden_layers: 3,
-  num_local_experts: 8,
-  num_experts_per_tok: 2,
-  vocab_size: 128,
-  max_position_embeddings: 512,
-  sliding_window: 4,
-  layer_types: ['sliding_attention', 'full_attention', 'sliding_attention'],
-  rope_parameters: { rope_type: 'yarn', rope_theta: 150000, factor: 32, beta_fast: 32, beta_slow: 1, truncate: false, original_max_position_embeddings: 64 },
-  rms_norm_eps: 1e-5,
-  attention_bias: true,
-  swiglu_limit: 7.0,
-};
-
-export const QWEN3_MOE_TINY = {
-  architectures: ['Qwen3MoeForCausalLM'],
-  model_type: 'qwen3_moe',
-  hidden_size: 64,
-  intermediate_size: 96,
-  moe_intermediate_size: 32,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  num_hidden_layers: 4,
-  num_experts: 8,
-  num_experts_per_tok: 2,
-  norm_topk_prob: true,
-  decoder_sparse_step: 1,
-  mlp_only_layers: [1],
-  vocab_size: 128,
-  max_position_embeddings: 512,
-  rope_parameters: { rope_type: 'default', rope_theta: 1000000 },
-  tie_word_embeddings: false,
-  use_sliding_window: false,
-  sliding_window: null,
-};
+import { GPT_OSS_TINY, QWEN3_MOE_TINY } from './helpers/moe-tiny.ts';
 
 const with_ = (base: object, over: Record<string, unknown>) => ({ ...structuredClone(base), ...over });
 

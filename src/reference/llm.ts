@@ -3,7 +3,8 @@
  * the GPU model path; slow, meant for tiny models and tests.
  */
 import type { DecoderConfig } from '../models/config.ts';
-import { layerRope, ropeInvFreq, ropeTables } from '../models/rope.ts';
+import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from '../models/rope.ts';
+import { moeForward } from './moe.ts';
 
 export type WeightMap = (name: string) => Float32Array | undefined;
 
@@ -59,7 +60,10 @@ function applyRope(x: Float32Array, T: number, heads: number, D: number, cos: Fl
 const gelu = (v: number) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)));
 const silu = (v: number) => v / (1 + Math.exp(-v));
 
-/** Logits [T, vocab] for `ids` at positions 0..T-1. */
+/**
+ * Logits [T, vocab] for `ids` at positions 0..T-1. Mixture-of-experts layers (cfg.moe) read their tensors by the
+ * transformers parameter names (see reference/moe.ts; models/reference-weights.ts builds them from any stored form).
+ */
 export function referenceForward(cfg: DecoderConfig, w: WeightMap, ids: number[]): Float32Array {
   const T = ids.length;
   const H = cfg.hiddenSize;
@@ -80,16 +84,18 @@ export function referenceForward(cfg: DecoderConfig, w: WeightMap, ids: number[]
     const qn = cfg.qkNorm ? rmsnorm(q, T * nH, D, need(w, p + 'self_attn.q_norm.weight'), eps, add1) : q;
     const kn = cfg.qkNorm ? rmsnorm(k, T * nKV, D, need(w, p + 'self_attn.k_norm.weight'), eps, add1) : k;
     const { theta, scaling } = layerRope(cfg, l);
-    const { cos, sin } = ropeTables(ropeInvFreq(D, theta, scaling), T);
+    const { cos, sin } = ropeTables(ropeInvFreq(D, theta, scaling), T, ropeAttentionScale(scaling));
     applyRope(qn, T, nH, D, cos, sin, 0);
     applyRope(kn, T, nKV, D, cos, sin, 0);
     const att = new Float32Array(T * nH * D);
     const window = cfg.slidingWindow[l]!;
+    // gpt-oss: a per-head sink logit joins the softmax (its probability is dropped: the outputs sum to less than 1)
+    const sinks = cfg.attnSinks ? need(w, p + 'self_attn.sinks') : undefined;
     for (let hh = 0; hh < nH; hh++) {
       const kvh = Math.floor(hh / (nH / nKV));
       for (let i = 0; i < T; i++) {
         const scores: number[] = [];
-        let m = -Infinity;
+        let m = sinks ? sinks[hh]! : -Infinity;
         for (let j = 0; j <= i; j++) {
           if (window > 0 && i - j >= window) {
             scores.push(-Infinity);
@@ -102,7 +108,7 @@ export function referenceForward(cfg: DecoderConfig, w: WeightMap, ids: number[]
           scores.push(s);
           m = Math.max(m, s);
         }
-        let z = 0;
+        let z = sinks ? Math.exp(sinks[hh]! - m) : 0;
         const e = scores.map((s) => {
           const x2 = s === -Infinity ? 0 : Math.exp(s - m);
           z += x2;
@@ -115,10 +121,15 @@ export function referenceForward(cfg: DecoderConfig, w: WeightMap, ids: number[]
         }
       }
     }
-    let o = linear(att, T, nH * D, need(w, p + 'self_attn.o_proj.weight'), H);
+    let o = linear(att, T, nH * D, need(w, p + 'self_attn.o_proj.weight'), H, cfg.oProjBias ? need(w, p + 'self_attn.o_proj.bias') : undefined);
     if (cfg.sandwichNorm) o = rmsnorm(o, T, H, need(w, p + 'post_attention_layernorm.weight'), eps, add1);
     for (let i = 0; i < T * H; i++) h[i]! += o[i]!;
     const x2 = rmsnorm(h, T, H, need(w, p + (cfg.sandwichNorm ? 'pre_feedforward_layernorm.weight' : 'post_attention_layernorm.weight')), eps, add1);
+    if (cfg.moe?.sparse[l]) {
+      const y = moeForward(cfg.moe, x2, T, H, (n) => need(w, n), p);
+      for (let i = 0; i < T * H; i++) h[i]! += y[i]!;
+      continue;
+    }
     const I = cfg.intermediateSize;
     const g = linear(x2, T, H, need(w, p + 'mlp.gate_proj.weight'), I);
     const u = linear(x2, T, H, need(w, p + 'mlp.up_proj.weight'), I);
@@ -133,4 +144,19 @@ export function referenceForward(cfg: DecoderConfig, w: WeightMap, ids: number[]
   const logits = linear(h, T, H, head, cfg.vocabSize);
   if (cfg.finalSoftcap > 0) for (let i = 0; i < logits.length; i++) logits[i] = Math.tanh(logits[i]! / cfg.finalSoftcap) * cfg.finalSoftcap;
   return logits;
+}
+
+/** Greedy continuation by full recomputation (no cache): `n` new ids after `ids`. */
+export function referenceGreedy(cfg: DecoderConfig, w: WeightMap, ids: number[], n: number): number[] {
+  const cur = [...ids];
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const logits = referenceForward(cfg, w, cur);
+    const last = logits.subarray((cur.length - 1) * cfg.vocabSize);
+    let best = 0;
+    for (let v = 1; v < cfg.vocabSize; v++) if (last[v]! > last[best]!) best = v;
+    out.push(best);
+    cur.push(best);
+  }
+  return out;
 }
