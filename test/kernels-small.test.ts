@@ -1,6 +1,6 @@
 /**
  * Small f32 operations vs their CPU references through the op-test harness: scale (default, inplace), bias_add,
- * gelu (GeGLU), rmsnorm_qk, dequant.f32_rowwise (Q8_0), and the f16-reading cast.f16_to_f32 and gather.f16 (run here
+ * gelu (GeGLU), rmsnorm_qk, layernorm, dequant.f32_rowwise (Q8_0), and the f16-reading cast.f16_to_f32 and gather.f16 (run here
  * with the shader-f16 requirement dropped: their WGSL reads packed u32 words, see test/helpers/emulate-f16.ts).
  * Grid-stride kernels are also run with a single workgroup, which must still cover every element. runContract runs op
  * contracts on host arrays with the shipped registry as its default lookup (outputs, and inputs written in place).
@@ -41,6 +41,7 @@ describe('small f32 operations', () => {
   it('gelu.gelu (gelu_pytorch_tanh GeGLU)', () => expectAllPass('gelu', ['gelu.gelu']));
   it('rmsnorm_qk.default', () => expectAllPass('rmsnorm_qk', ['rmsnorm_qk.default']));
   it('dequant.f32_rowwise (Q8_0)', () => expectAllPass('dequant', ['dequant.f32_rowwise']));
+  it('layernorm.default (encoders; a row offset of 100 checks the two-pass variance)', () => expectAllPass('layernorm', ['layernorm.default']));
 
   it('grid-stride kernels cover everything from one workgroup', async () => {
     await expectAllPass('scale', ['scale.default', 'scale.inplace'], { dispatch: oneWorkgroup });

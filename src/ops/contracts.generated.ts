@@ -16,24 +16,25 @@ import c12 from './contracts/glu.contract.json' with { type: 'json' };
 import c13 from './contracts/glu_fused.contract.json' with { type: 'json' };
 import c14 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
 import c15 from './contracts/kv_write.contract.json' with { type: 'json' };
-import c16 from './contracts/linear.contract.json' with { type: 'json' };
-import c17 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c18 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c19 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c20 from './contracts/residual.contract.json' with { type: 'json' };
-import c21 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c22 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c23 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c24 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c25 from './contracts/rope.contract.json' with { type: 'json' };
-import c26 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c27 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c28 from './contracts/sample.contract.json' with { type: 'json' };
-import c29 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c30 from './contracts/scale.contract.json' with { type: 'json' };
-import c31 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c32 from './contracts/softmax.contract.json' with { type: 'json' };
-import c33 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c16 from './contracts/layernorm.contract.json' with { type: 'json' };
+import c17 from './contracts/linear.contract.json' with { type: 'json' };
+import c18 from './contracts/linear_fused.contract.json' with { type: 'json' };
+import c19 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c20 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c21 from './contracts/residual.contract.json' with { type: 'json' };
+import c22 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c23 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c24 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c25 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c26 from './contracts/rope.contract.json' with { type: 'json' };
+import c27 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c28 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c29 from './contracts/sample.contract.json' with { type: 'json' };
+import c30 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c31 from './contracts/scale.contract.json' with { type: 'json' };
+import c32 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c33 from './contracts/softmax.contract.json' with { type: 'json' };
+import c34 from './contracts/take_rows.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -53,22 +54,23 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "glu_fused": c13,
   "kv_cache_write": c14,
   "kv_write": c15,
-  "linear": c16,
-  "linear_fused": c17,
-  "rep_penalty": c18,
-  "rep_penalty_rows": c19,
-  "residual": c20,
-  "residual_rmsnorm": c21,
-  "rmsnorm": c22,
-  "rmsnorm_qk": c23,
-  "rmsnorm_rows": c24,
-  "rope": c25,
-  "rope_kernel": c26,
-  "rope_kv": c27,
-  "sample": c28,
-  "sample_f16": c29,
-  "scale": c30,
-  "scale_inplace": c31,
-  "softmax": c32,
-  "take_rows": c33,
+  "layernorm": c16,
+  "linear": c17,
+  "linear_fused": c18,
+  "rep_penalty": c19,
+  "rep_penalty_rows": c20,
+  "residual": c21,
+  "residual_rmsnorm": c22,
+  "rmsnorm": c23,
+  "rmsnorm_qk": c24,
+  "rmsnorm_rows": c25,
+  "rope": c26,
+  "rope_kernel": c27,
+  "rope_kv": c28,
+  "sample": c29,
+  "sample_f16": c30,
+  "scale": c31,
+  "scale_inplace": c32,
+  "softmax": c33,
+  "take_rows": c34,
 };

@@ -11,12 +11,13 @@ import { gatherRef, type GatherUniforms } from './gather.ts';
 import { matmulAnyReference, type MatmulUniforms } from './matmul-quant.ts';
 import { repPenaltyRef, type RepPenaltyUniforms } from './rep-penalty.ts';
 import { residualRef, type ResidualUniforms } from './residual.ts';
+import { layernormRef, type LayernormUniforms } from './layernorm.ts';
 import { rmsnormRef, type RmsnormUniforms } from './rmsnorm.ts';
 import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -69,6 +70,9 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
   residual: (t, u) => ({ output: residualRef(f32('residual', t, 'input'), f32('residual', t, 'residual'), u as unknown as ResidualUniforms) }),
   rmsnorm: (t, u) => ({
     output: rmsnormRef(f32('rmsnorm', t, 'input'), f32('rmsnorm', t, 'weight'), t.residual, u as unknown as RmsnormUniforms),
+  }),
+  layernorm: (t, u) => ({
+    output: layernormRef(f32('layernorm', t, 'input'), f32('layernorm', t, 'weight'), f32('layernorm', t, 'bias'), u as unknown as LayernormUniforms),
   }),
   softmax: (t, u) => ({ output: softmaxRef(f32('softmax', t, 'input'), u as unknown as SoftmaxUniforms) }),
   silu: (t, u) => ({ output: siluRef(f32('silu', t, 'input'), t.gate, u as unknown as SiluUniforms) }),

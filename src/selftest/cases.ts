@@ -116,6 +116,20 @@ function rmsnormCase(hidden: number, tokens: number, o: RmsOpts = {}): OpCase {
   };
 }
 
+function layernormCase(hidden: number, tokens: number, eps = 1e-12, offset = 0): OpCase {
+  return {
+    name: `H${hidden} T${tokens}${eps !== 1e-12 ? ` eps${eps}` : ''}${offset ? ` offset${offset}` : ''}`,
+    shapes: { x: [tokens, hidden], weight: [hidden], bias: [hidden] },
+    attributes: { eps },
+    inputs: (r) => {
+      const x = r.normals(tokens * hidden, 2);
+      // a common offset per row: the two-pass variance must not lose it to cancellation
+      if (offset) for (let i = 0; i < x.length; i++) x[i]! += offset;
+      return { x, weight: r.floats(hidden, 0.5, 1.5), bias: r.floats(hidden) };
+    },
+  };
+}
+
 function softmaxCase(inner: number, outer: number, temperature = 1, mask?: 'some' | 'row'): OpCase {
   return {
     name: `n${inner} rows${outer}${temperature !== 1 ? ` T${temperature}` : ''}${mask ? ` mask-${mask}` : ''}`,
@@ -236,6 +250,21 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       rmsnormCase(512, 200, { has_residual: 2 }),
       // more rows than one dispatch dimension holds: 2D row index (on CPU, tests cover it with a small x cap)
       { ...rmsnormCase(8, MAX_WG + 4465), heavy: true },
+    ],
+  },
+  layernorm: {
+    contracts: ['layernorm'],
+    written: ['output'],
+    notCovered: f32Only(['uniforms', 'input', 'weight', 'bias', 'output']),
+    cases: [
+      layernormCase(1, 1),
+      layernormCase(3, 5),
+      layernormCase(127, 3, 1e-5),
+      layernormCase(257, 2),
+      layernormCase(768, 9, 1e-12, 100),
+      layernormCase(1024, 4, 1e-5),
+      layernormCase(4096, 3),
+      { ...layernormCase(8, MAX_WG + 4465), heavy: true },
     ],
   },
   softmax: {
