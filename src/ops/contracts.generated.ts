@@ -2,75 +2,77 @@
 // Regenerate with `npx tsx scripts/gen-sources.ts` after adding or removing a contract (test/sources-generated.test.ts fails when stale).
 import c0 from './contracts/attention.contract.json' with { type: 'json' };
 import c1 from './contracts/attention_kernel.contract.json' with { type: 'json' };
-import c2 from './contracts/bias_add.contract.json' with { type: 'json' };
-import c3 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
-import c4 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
-import c5 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
-import c6 from './contracts/copy_elements.contract.json' with { type: 'json' };
-import c7 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
-import c8 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
-import c9 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
-import c10 from './contracts/embed.contract.json' with { type: 'json' };
-import c11 from './contracts/gather.contract.json' with { type: 'json' };
-import c12 from './contracts/glu.contract.json' with { type: 'json' };
-import c13 from './contracts/glu_fused.contract.json' with { type: 'json' };
-import c14 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
-import c15 from './contracts/kv_write.contract.json' with { type: 'json' };
-import c16 from './contracts/layernorm.contract.json' with { type: 'json' };
-import c17 from './contracts/linear.contract.json' with { type: 'json' };
-import c18 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c19 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c20 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c21 from './contracts/residual.contract.json' with { type: 'json' };
-import c22 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c23 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c24 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c25 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c26 from './contracts/rope.contract.json' with { type: 'json' };
-import c27 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c28 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c29 from './contracts/sample.contract.json' with { type: 'json' };
-import c30 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c31 from './contracts/scale.contract.json' with { type: 'json' };
-import c32 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c33 from './contracts/softmax.contract.json' with { type: 'json' };
-import c34 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c2 from './contracts/bias_act.contract.json' with { type: 'json' };
+import c3 from './contracts/bias_add.contract.json' with { type: 'json' };
+import c4 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
+import c5 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
+import c6 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
+import c7 from './contracts/copy_elements.contract.json' with { type: 'json' };
+import c8 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
+import c9 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
+import c10 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
+import c11 from './contracts/embed.contract.json' with { type: 'json' };
+import c12 from './contracts/gather.contract.json' with { type: 'json' };
+import c13 from './contracts/glu.contract.json' with { type: 'json' };
+import c14 from './contracts/glu_fused.contract.json' with { type: 'json' };
+import c15 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
+import c16 from './contracts/kv_write.contract.json' with { type: 'json' };
+import c17 from './contracts/layernorm.contract.json' with { type: 'json' };
+import c18 from './contracts/linear.contract.json' with { type: 'json' };
+import c19 from './contracts/linear_fused.contract.json' with { type: 'json' };
+import c20 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c21 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c22 from './contracts/residual.contract.json' with { type: 'json' };
+import c23 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c24 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c25 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c26 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c27 from './contracts/rope.contract.json' with { type: 'json' };
+import c28 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c29 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c30 from './contracts/sample.contract.json' with { type: 'json' };
+import c31 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c32 from './contracts/scale.contract.json' with { type: 'json' };
+import c33 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c34 from './contracts/softmax.contract.json' with { type: 'json' };
+import c35 from './contracts/take_rows.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "attention": c0,
   "attention_kernel": c1,
-  "bias_add": c2,
-  "bias_add_rows": c3,
-  "cast_to_f16": c4,
-  "cast_to_f32": c5,
-  "copy_elements": c6,
-  "count_nonfinite": c7,
-  "dequant_q8_0": c8,
-  "dequant_q8_0_f16": c9,
-  "embed": c10,
-  "gather": c11,
-  "glu": c12,
-  "glu_fused": c13,
-  "kv_cache_write": c14,
-  "kv_write": c15,
-  "layernorm": c16,
-  "linear": c17,
-  "linear_fused": c18,
-  "rep_penalty": c19,
-  "rep_penalty_rows": c20,
-  "residual": c21,
-  "residual_rmsnorm": c22,
-  "rmsnorm": c23,
-  "rmsnorm_qk": c24,
-  "rmsnorm_rows": c25,
-  "rope": c26,
-  "rope_kernel": c27,
-  "rope_kv": c28,
-  "sample": c29,
-  "sample_f16": c30,
-  "scale": c31,
-  "scale_inplace": c32,
-  "softmax": c33,
-  "take_rows": c34,
+  "bias_act": c2,
+  "bias_add": c3,
+  "bias_add_rows": c4,
+  "cast_to_f16": c5,
+  "cast_to_f32": c6,
+  "copy_elements": c7,
+  "count_nonfinite": c8,
+  "dequant_q8_0": c9,
+  "dequant_q8_0_f16": c10,
+  "embed": c11,
+  "gather": c12,
+  "glu": c13,
+  "glu_fused": c14,
+  "kv_cache_write": c15,
+  "kv_write": c16,
+  "layernorm": c17,
+  "linear": c18,
+  "linear_fused": c19,
+  "rep_penalty": c20,
+  "rep_penalty_rows": c21,
+  "residual": c22,
+  "residual_rmsnorm": c23,
+  "rmsnorm": c24,
+  "rmsnorm_qk": c25,
+  "rmsnorm_rows": c26,
+  "rope": c27,
+  "rope_kernel": c28,
+  "rope_kv": c29,
+  "sample": c30,
+  "sample_f16": c31,
+  "scale": c32,
+  "scale_inplace": c33,
+  "softmax": c34,
+  "take_rows": c35,
 };
