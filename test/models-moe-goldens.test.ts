@@ -1,0 +1,70 @@
+/**
+ * gpt-oss and Qwen3-MoE CPU reference against transformers: goldens of tiny random checkpoints made by
+ * scripts/goldens-moe.py on the GPU machine (test/fixtures/hf/<name>/golden.json). Until they are committed each case
+ * reports itself as skipped with the command that makes them.
+ */
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { referenceWeights } from '../src/models/reference-weights.ts';
+import { ropeInvFreq } from '../src/models/rope.ts';
+import { openModelSource } from '../src/models/source.ts';
+import { referenceForward, referenceGreedy } from '../src/reference/llm.ts';
+
+interface Golden {
+  input_ids: number[];
+  logits: number[][];
+  argmax: number[];
+  greedy: { prompt_ids: number[]; new_ids: number[] };
+  rope?: { inv_freq: number[]; attention_scaling: number } | null;
+}
+
+const FIXTURES = ['gpt-oss', 'gpt-oss-mxfp4', 'gpt-oss-e32k4', 'gpt-oss-e4k1', 'qwen3-moe', 'qwen3-moe-e4k1', 'qwen3-moe-e32k4'] as const;
+const dirOf = (n: string) => `test/fixtures/hf/${n}`;
+const MAKE = 'python3 scripts/goldens-moe.py --out test/fixtures/hf (GPU machine: torch + transformers 5)';
+
+function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let d = 0;
+  let m = 0;
+  for (let i = 0; i < b.length; i++) {
+    d = Math.max(d, Math.abs(a[i]! - b[i]!));
+    m = Math.max(m, Math.abs(b[i]!));
+  }
+  return d / m;
+}
+
+describe.each(FIXTURES)('%s: CPU reference matches transformers', (name) => {
+  const present = existsSync(`${dirOf(name)}/golden.json`);
+  if (!present) console.log(`skipped ${name}: no ${dirOf(name)}/golden.json yet; make it with ${MAKE}`);
+
+  it.skipIf(!present)('logits at every position within 1e-3 relative, same argmax, same RoPE frequencies', async () => {
+    const g: Golden = JSON.parse(readFileSync(`${dirOf(name)}/golden.json`, 'utf8'));
+    const src = await openModelSource(dirOf(name));
+    const cfg = src.config;
+    if (g.rope) {
+      const inv = ropeInvFreq(cfg.headDim, cfg.ropeTheta, cfg.ropeScaling);
+      expect(relErr(inv, g.rope.inv_freq)).toBeLessThan(1e-6);
+    }
+    const w = await referenceWeights(src);
+    const logits = referenceForward(cfg, w, g.input_ids);
+    const V = cfg.vocabSize;
+    let worst = 0;
+    const argmax: number[] = [];
+    for (let t = 0; t < g.input_ids.length; t++) {
+      const row = logits.subarray(t * V, (t + 1) * V);
+      worst = Math.max(worst, relErr(row, g.logits[t]!));
+      let best = 0;
+      for (let v = 1; v < V; v++) if (row[v]! > row[best]!) best = v;
+      argmax.push(best);
+    }
+    console.log(`${name}: worst relative logit error ${worst.toExponential(2)} over ${g.input_ids.length} positions`);
+    expect(worst).toBeLessThan(1e-3);
+    expect(argmax).toEqual(g.argmax);
+  });
+
+  it.skipIf(!present)('greedy continuation is identical', async () => {
+    const g: Golden = JSON.parse(readFileSync(`${dirOf(name)}/golden.json`, 'utf8'));
+    const src = await openModelSource(dirOf(name));
+    const w = await referenceWeights(src);
+    expect(referenceGreedy(src.config, w, g.greedy.prompt_ids, g.greedy.new_ids.length)).toEqual(g.greedy.new_ids);
+  });
+});
