@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { serveSmoke } from './browser/serve.ts';
+import { servePage, serveSmoke } from './browser/serve.ts';
+import { openModelSource } from '../src/models/source.ts';
 import { residualRef } from '../src/reference/residual.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -57,5 +58,37 @@ describe('browser smoke (headless chromium, WebGPU on SwiftShader)', () => {
     let maxErr = 0;
     for (let i = 0; i < want.length; i++) maxErr = Math.max(maxErr, Math.abs(r.output[i]! - want[i]!));
     expect(maxErr).toBeLessThan(1e-6);
+  });
+
+  it('opens models/default over HTTP through the OPFS cache; a reload makes no model request', async () => {
+    const page = await browser.newPage();
+    const srv = await servePage(new URL('./browser/opfs-page.ts', import.meta.url).pathname, new URL('../models/default/', import.meta.url).pathname);
+    type R = { error?: string; layers: number; tensors: number; name: string; sum: number; downloaded: string[]; tokens: number[] };
+    const result = async (): Promise<R> => {
+      await page.waitForFunction(() => (window as unknown as { tesseraOpfs?: unknown }).tesseraOpfs !== undefined, undefined, { timeout: 60_000 });
+      return (await page.evaluate(() => (window as unknown as { tesseraOpfs: unknown }).tesseraOpfs)) as R;
+    };
+    try {
+      await page.goto(srv.url);
+      const first = await result();
+      expect(first.error).toBeUndefined();
+      const disk = await openModelSource(new URL('../models/default/', import.meta.url).pathname);
+      expect(first.layers).toBe(disk.config.numLayers);
+      expect(first.tensors).toBe(disk.names().length);
+      expect(first.sum).toBeCloseTo((await disk.toFloat32(first.name)).reduce((a, b) => a + b, 0), 3);
+      expect(first.tokens).toEqual(disk.tokenizer!.encode('In the beginning'));
+      expect(first.downloaded.some((f) => f.endsWith('model.safetensors'))).toBe(true);
+      const before = srv.modelRequests().length;
+      expect(before).toBeGreaterThan(0);
+      await page.reload();
+      const again = await result();
+      expect(again.error).toBeUndefined();
+      expect(again.sum).toBe(first.sum);
+      expect(again.downloaded).toEqual([]);
+      expect(srv.modelRequests().slice(before)).toEqual([]);
+    } finally {
+      await page.close();
+      await srv.close();
+    }
   });
 });

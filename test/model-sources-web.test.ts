@@ -16,6 +16,7 @@ import { GGUFValueType } from '../src/formats/gguf-value-type.ts';
 import { gv, serializeGguf } from '../src/formats/gguf-writer.ts';
 import { openGguf } from '../src/formats/gguf.ts';
 import { GgmlType } from '../src/formats/quant/ggml-types.ts';
+import { cachedFolder, memoryCache } from '../src/formats/cache.ts';
 import { blobFolder, blobModelFile, urlFile, urlFolder } from '../src/formats/web-files.ts';
 import { openModel } from '../src/models/load.ts';
 import type { ModelSource } from '../src/models/source.ts';
@@ -92,6 +93,18 @@ describe('the shipped model over HTTP', () => {
     const src = await openModel(urlFolder(whole.url));
     await sameModel(src, disk);
     expect(whole.requests.filter((r) => r.path === 'model.safetensors' && r.method === 'GET').length).toBe(1);
+  });
+
+  it('through a cache: the second open makes no request to the server', async () => {
+    const cache = memoryCache();
+    const progress: number[] = [];
+    const first = await openModel(cachedFolder(urlFolder(ranged.url), cache, { onProgress: (p) => p.file.endsWith('model.safetensors') && progress.push(p.done / p.total) }));
+    await sameModel(first, disk);
+    expect(progress.at(-1)).toBe(1);
+    const before = ranged.requests.length;
+    const again = await openModel(cachedFolder(urlFolder(ranged.url), cache));
+    await sameModel(again, disk);
+    expect(ranged.requests.length).toBe(before);
   });
 
   it('a missing folder is reported with its config.json', async () => {

@@ -1,13 +1,13 @@
 /**
- * Browser smoke page: acquires WebGPU through navigator.gpu with the same createDevice() as Node, loads the registry
- * and the residual op contract, runs the contract on the GPU with runContract (the launch path every kernel takes:
- * resolve, then record the plan's passes) and publishes the result on `window.tesseraSmoke`.
+ * Browser smoke page: acquires WebGPU through navigator.gpu with the same createDevice() as Node, takes the shipped
+ * registry, the residual op contract and its WGSL from the bundle (no fetch, no file system), runs the contract on the
+ * GPU with runContract (the launch path every kernel takes: resolve, then record the plan's passes) and publishes the
+ * result on `window.tesseraSmoke`.
  */
 import { createDevice, describeAdapter } from '../gpu/device.ts';
-import { validateContract } from '../contracts/schema.ts';
 import { runContract } from '../contracts/run.ts';
-import { parseRegistry } from '../registry/parse.ts';
-import { setWgslSource } from '../registry/binder.ts';
+import { opContract } from '../ops/runner.ts';
+import { defaultRegistry } from '../registry/bundled.ts';
 
 interface SmokeResult {
   adapter: string;
@@ -21,20 +21,9 @@ interface SmokeResult {
   error?: string;
 }
 
-async function fetchJson(path: string): Promise<unknown> {
-  const r = await fetch(path);
-  if (!r.ok) throw new Error(`fetch ${path}: HTTP ${r.status}`);
-  return r.json();
-}
-
 async function run(): Promise<SmokeResult> {
-  setWgslSource(async (file) => {
-    const r = await fetch(`/kernels/${file}`);
-    if (!r.ok) throw new Error(`fetch /kernels/${file}: HTTP ${r.status}`);
-    return r.text();
-  });
-  const registry = parseRegistry(await fetchJson('/spec/kernel-registry.json'), 'kernel-registry.json');
-  const contract = validateContract(await fetchJson('/contracts/residual.contract.json'), 'residual.contract.json');
+  const registry = defaultRegistry();
+  const contract = opContract('residual');
   const dev = await createDevice();
   const n = 1000;
   const a = new Float32Array(n).map((_, i) => Math.sin(i));
