@@ -43,3 +43,5 @@ export { StepBuilder, dyn, type OpSink, type StepTensor } from './program/step.t
 export { computeLogits } from './runtime/logits.ts';
 export type { GenerationOptions } from './runtime/options.ts';
 export { loadTokenizer, type TextTokenizer } from './tokenizer/index.ts';
+export { Encoder, loadEncoder, encoderConfigFromHF, isEncoderConfig, type EncoderConfig } from './models/encoder.ts';
+export { embed, rerank, loadEmbeddingModel, pool, POOLINGS, type EmbeddingModel, type EmbedOptions, type Pooling, type RerankResult } from './runtime/embed.ts';

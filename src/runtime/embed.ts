@@ -1,0 +1,161 @@
+/**
+ * Embeddings and reranking over an encoder (src/models/encoder.ts): `embed(model, texts)` returns one vector per text,
+ * pooled as the model's sentence-transformers configuration says (modules.json, 1_Pooling/config.json, a Normalize
+ * module) unless the caller overrides it; `rerank(model, query, documents)` scores each (query, document) pair with a
+ * cross-encoder's classification head. Texts run in order of length (one compiled program per length bucket) and come
+ * back in the caller's order.
+ */
+import type { ModelFiles, ModelFolder } from '../formats/files.ts';
+import { readText } from '../formats/files.ts';
+import type { TesseraDevice } from '../gpu/device.ts';
+import { loadEncoder, type Encoder } from '../models/encoder.ts';
+import { ModelConfigError } from '../models/errors.ts';
+import { loadTokenizer, type TextTokenizer } from '../tokenizer/index.ts';
+
+export type Pooling = 'mean' | 'cls' | 'last';
+export const POOLINGS: readonly Pooling[] = ['mean', 'cls', 'last'];
+
+export interface EmbeddingModel {
+  encoder: Encoder;
+  /** null when the folder has no tokenizer.json (token ids only). */
+  tokenizer: TextTokenizer | null;
+  /** From the sentence-transformers configuration, else mean. */
+  pooling: Pooling;
+  /** A Normalize module in modules.json. */
+  normalize: boolean;
+  path: string;
+  destroy(): void;
+}
+
+export interface EmbedOptions {
+  pooling?: Pooling;
+  normalize?: boolean;
+}
+
+async function json(folder: ModelFolder, name: string): Promise<Record<string, unknown> | undefined> {
+  const f = await folder.open(name);
+  if (!f) return undefined;
+  try {
+    return JSON.parse(await readText(f)) as Record<string, unknown>;
+  } catch (e) {
+    throw new ModelConfigError(f.path, '(json)', `is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Pooling and normalization as sentence-transformers configures them (modules.json -> the Pooling module's config.json). */
+export async function sentenceTransformersPooling(folder: ModelFolder): Promise<{ pooling?: Pooling; normalize: boolean }> {
+  const modules = await json(folder, 'modules.json');
+  if (!Array.isArray(modules)) return { normalize: false };
+  const list = modules as { type?: string; path?: string }[];
+  const normalize = list.some((m) => typeof m.type === 'string' && m.type.endsWith('.Normalize'));
+  const pm = list.find((m) => typeof m.type === 'string' && m.type.endsWith('.Pooling'));
+  if (!pm) return { normalize };
+  const cfg = await json(folder, `${pm.path ?? '1_Pooling'}/config.json`);
+  if (!cfg) return { normalize };
+  const on = (k: string) => cfg[k] === true;
+  const modes = [on('pooling_mode_cls_token') && 'cls', on('pooling_mode_mean_tokens') && 'mean', on('pooling_mode_lasttoken') && 'last'].filter(Boolean) as Pooling[];
+  const other = ['pooling_mode_max_tokens', 'pooling_mode_mean_sqrt_len_tokens', 'pooling_mode_weightedmean_tokens'].filter(on);
+  if (other.length || modes.length > 1) {
+    throw new ModelConfigError(folder.pathOf(`${pm.path ?? '1_Pooling'}/config.json`), other[0] ?? 'pooling_mode_*', `pooling ${[...modes, ...other].join(' + ')} is not supported (one of cls, mean, last); pass pooling explicitly`);
+  }
+  return { pooling: modes[0], normalize };
+}
+
+/** Load an encoder folder with its tokenizer and pooling configuration. */
+export async function loadEmbeddingModel(dev: TesseraDevice, path: string | ModelFiles): Promise<EmbeddingModel> {
+  const { encoder, files } = await loadEncoder(dev, path);
+  try {
+    const folder = files as ModelFolder;
+    const tokenizer = (await folder.open('tokenizer.json')) ? await loadTokenizer(folder) : null;
+    const st = await sentenceTransformersPooling(folder);
+    return { encoder, tokenizer, pooling: st.pooling ?? 'mean', normalize: st.normalize, path: files.path, destroy: () => encoder.destroy() };
+  } catch (e) {
+    encoder.destroy();
+    throw e;
+  }
+}
+
+/** One vector from hidden states [tokens, hidden]. */
+export function pool(hidden: Float32Array, tokens: number, width: number, pooling: Pooling, normalize: boolean): Float32Array {
+  const out = new Float32Array(width);
+  if (pooling === 'cls') out.set(hidden.subarray(0, width));
+  else if (pooling === 'last') out.set(hidden.subarray((tokens - 1) * width, tokens * width));
+  else {
+    for (let t = 0; t < tokens; t++) for (let i = 0; i < width; i++) out[i]! += hidden[t * width + i]!;
+    for (let i = 0; i < width; i++) out[i]! /= tokens;
+  }
+  if (normalize) {
+    let n = 0;
+    for (const v of out) n += v * v;
+    // sentence-transformers' Normalize: x / max(||x||, 1e-12)
+    const inv = 1 / Math.max(Math.sqrt(n), 1e-12);
+    for (let i = 0; i < width; i++) out[i]! *= inv;
+  }
+  return out;
+}
+
+function tokenize(model: EmbeddingModel, input: string | readonly number[], what: string): number[] {
+  if (typeof input !== 'string') return [...input];
+  if (!model.tokenizer) throw new ModelConfigError(`${model.path}/tokenizer.json`, '(file)', `missing: ${what} needs a tokenizer for text (or pass token ids)`);
+  return model.tokenizer.encode(input, { addSpecialTokens: true });
+}
+
+function truncate(model: EmbeddingModel, ids: number[]): number[] {
+  const max = model.encoder.cfg.maxPositions - model.encoder.cfg.positionOffset;
+  return ids.length > max ? ids.slice(0, max) : ids;
+}
+
+/** Embeddings of texts (or token id lists), in the order given. */
+export async function embed(model: EmbeddingModel, inputs: readonly (string | readonly number[])[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+  const pooling = opts.pooling ?? model.pooling;
+  if (!POOLINGS.includes(pooling)) throw new RangeError(`embed: pooling "${pooling}" is not one of ${POOLINGS.join(', ')}`);
+  const normalize = opts.normalize ?? model.normalize;
+  const seqs = inputs.map((x, i) => truncate(model, tokenize(model, x, `embed (input ${i})`)));
+  const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
+  const out: Float32Array[] = new Array(seqs.length);
+  for (const i of order) {
+    const { hidden, tokens } = await model.encoder.forward(seqs[i]!);
+    out[i] = pool(hidden, tokens, model.encoder.cfg.hidden, pooling, normalize);
+  }
+  return out;
+}
+
+export interface RerankResult {
+  index: number;
+  /** sigmoid(logit) for a one-label head, else the softmax probability of the last label. */
+  score: number;
+  logits: number[];
+}
+
+/** The token ids and types of a (query, document) pair as the model's tokenizer pairs them. */
+export function encodePair(model: EmbeddingModel, query: string, doc: string): { ids: number[]; types: number[] } {
+  const q = tokenize(model, query, 'rerank');
+  const d = model.tokenizer!.encode(doc, { addSpecialTokens: false });
+  const sep = q[q.length - 1]!;
+  const roberta = model.encoder.cfg.family === 'roberta';
+  // BERT: [CLS] q [SEP] d [SEP] with types 0 then 1; RoBERTa / XLM-R: <s> q </s></s> d </s>, types 0
+  const second = roberta ? [sep, ...d, sep] : [...d, sep];
+  const ids = truncate(model, [...q, ...second]);
+  const types = ids.map((_, i) => (roberta || i < q.length ? 0 : 1));
+  return { ids, types };
+}
+
+/** Cross-encoder scores of each document for the query (a *ForSequenceClassification model), in the order given. */
+export async function rerank(model: EmbeddingModel, query: string, documents: readonly string[]): Promise<RerankResult[]> {
+  if (model.encoder.cfg.head === 'none') throw new ModelConfigError(model.path, 'architectures', `${model.encoder.cfg.architecture} has no classification head: rerank needs a cross-encoder (*ForSequenceClassification)`);
+  const out: RerankResult[] = [];
+  for (const [index, doc] of documents.entries()) {
+    const { ids, types } = encodePair(model, query, doc);
+    const { hidden } = await model.encoder.forward(ids, types);
+    const logits = [...model.encoder.classify(hidden)];
+    let score: number;
+    if (logits.length === 1) score = 1 / (1 + Math.exp(-logits[0]!));
+    else {
+      const m = Math.max(...logits);
+      const z = logits.reduce((a, l) => a + Math.exp(l - m), 0);
+      score = Math.exp(logits[logits.length - 1]! - m) / z;
+    }
+    out.push({ index, score, logits });
+  }
+  return out;
+}

@@ -1,0 +1,188 @@
+/**
+ * Encoders (src/models/encoder.ts) against the f64 CPU reference (src/reference/encoder.ts) on tiny random
+ * checkpoints written here: BertModel, BertForSequenceClassification (bert. prefix, pooler, token types) and
+ * XLMRobertaForSequenceClassification (positions from pad_token_id + 1); pooling and normalization as
+ * sentence-transformers configures them; texts of several lengths embedded together equal one-by-one runs; bad
+ * checkpoints fail naming the file and field.
+ */
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serializeSafetensors, type TensorToWrite } from '../src/formats/safetensors.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { encoderConfigFromHF, loadEncoder, type EncoderConfig } from '../src/models/encoder.ts';
+import { encoderRef } from '../src/reference/encoder.ts';
+import { embed, loadEmbeddingModel, pool, sentenceTransformersPooling, type EmbeddingModel } from '../src/runtime/embed.ts';
+import { diskFolder } from '../src/node/files.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+const TINY = { hidden_size: 32, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 64, vocab_size: 50, max_position_embeddings: 40, type_vocab_size: 2, layer_norm_eps: 1e-12, hidden_act: 'gelu' };
+
+/** A random checkpoint folder for `config`; returns its path and the f32 tensors by name. */
+function writeModel(config: Record<string, unknown>, seed: string, extra: Record<string, string> = {}): { dir: string; tensors: Map<string, Float32Array> } {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-encoder-'));
+  const r = new Rng(seed);
+  const prefix = config.architectures && String((config.architectures as string[])[0]).startsWith('Bert') && String((config.architectures as string[])[0]).includes('For') ? 'bert.' : String((config.architectures as string[])[0]).startsWith('XLMRobertaFor') ? 'roberta.' : '';
+  const H = config.hidden_size as number;
+  const I = config.intermediate_size as number;
+  const shapes: [string, number[]][] = [
+    [`${prefix}embeddings.word_embeddings.weight`, [config.vocab_size as number, H]],
+    [`${prefix}embeddings.position_embeddings.weight`, [config.max_position_embeddings as number, H]],
+    [`${prefix}embeddings.token_type_embeddings.weight`, [config.type_vocab_size as number, H]],
+    [`${prefix}embeddings.LayerNorm.weight`, [H]],
+    [`${prefix}embeddings.LayerNorm.bias`, [H]],
+  ];
+  for (let l = 0; l < (config.num_hidden_layers as number); l++) {
+    const p = `${prefix}encoder.layer.${l}.`;
+    for (const d of ['attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense']) shapes.push([`${p}${d}.weight`, [H, H]], [`${p}${d}.bias`, [H]]);
+    for (const d of ['attention.output.LayerNorm', 'output.LayerNorm']) shapes.push([`${p}${d}.weight`, [H]], [`${p}${d}.bias`, [H]]);
+    shapes.push([`${p}intermediate.dense.weight`, [I, H]], [`${p}intermediate.dense.bias`, [I]], [`${p}output.dense.weight`, [H, I]], [`${p}output.dense.bias`, [H]]);
+  }
+  const arch = String((config.architectures as string[])[0]);
+  const labels = (config.num_labels as number) ?? 2;
+  if (arch === 'BertForSequenceClassification') shapes.push(['bert.pooler.dense.weight', [H, H]], ['bert.pooler.dense.bias', [H]], ['classifier.weight', [labels, H]], ['classifier.bias', [labels]]);
+  if (arch === 'XLMRobertaForSequenceClassification') shapes.push(['classifier.dense.weight', [H, H]], ['classifier.dense.bias', [H]], ['classifier.out_proj.weight', [labels, H]], ['classifier.out_proj.bias', [labels]]);
+  const tensors = new Map<string, Float32Array>();
+  const out: TensorToWrite[] = [];
+  for (const [name, shape] of shapes) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const isLnW = name.endsWith('LayerNorm.weight');
+    const data = isLnW ? r.floats(n, 0.8, 1.2) : r.floats(n, -0.3, 0.3);
+    tensors.set(name, data);
+    out.push({ name, dtype: 'F32', shape, data: new Uint8Array(data.buffer) });
+  }
+  writeFileSync(join(dir, 'model.safetensors'), serializeSafetensors(out));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+  for (const [f, text] of Object.entries(extra)) {
+    mkdirSync(join(dir, f, '..'), { recursive: true });
+    writeFileSync(join(dir, f), text);
+  }
+  return { dir, tensors };
+}
+
+const weights = (m: Map<string, Float32Array>) => (name: string) => {
+  const t = m.get(name);
+  if (!t) throw new Error(`no tensor ${name}`);
+  return t;
+};
+
+describe('BertModel', () => {
+  const { dir, tensors } = writeModel({ ...TINY, architectures: ['BertModel'] }, 'encoder/bert', {
+    'modules.json': JSON.stringify([
+      { idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
+      { idx: 1, name: '1', path: '1_Pooling', type: 'sentence_transformers.models.Pooling' },
+      { idx: 2, name: '2', path: '2_Normalize', type: 'sentence_transformers.models.Normalize' },
+    ]),
+    '1_Pooling/config.json': JSON.stringify({ word_embedding_dimension: 32, pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }),
+  });
+  let model: EmbeddingModel;
+  let cfg: EncoderConfig;
+  beforeAll(async () => {
+    model = await loadEmbeddingModel(dev, dir);
+    cfg = model.encoder.cfg;
+  });
+  afterAll(() => model?.destroy());
+
+  it('hidden states match the reference for lengths in several buckets', async () => {
+    for (const ids of [[1, 7, 3], [2, 5, 9, 11, 4, 6, 8, 10, 12], [3, 49, 0, 17, 22, 31, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19]]) {
+      const got = await model.encoder.forward(ids);
+      expect(got.tokens).toBe(ids.length);
+      expect(maxRelErr(got.hidden, encoderRef(cfg, weights(tensors), ids)), `${ids.length} tokens`).toBeLessThan(1e-4);
+    }
+  });
+
+  it('pooling and normalization follow modules.json / 1_Pooling (cls, normalized); overrides apply', async () => {
+    expect(model.pooling).toBe('cls');
+    expect(model.normalize).toBe(true);
+    const ids = [4, 8, 15, 16, 23, 42];
+    const ref = encoderRef(cfg, weights(tensors), ids);
+    const [cls] = await embed(model, [ids]);
+    expect(maxRelErr(cls!, pool(ref, ids.length, 32, 'cls', true))).toBeLessThan(1e-4);
+    expect(Math.hypot(...cls!)).toBeCloseTo(1, 5);
+    const [mean] = await embed(model, [ids], { pooling: 'mean', normalize: false });
+    const want = new Float32Array(32);
+    for (let t = 0; t < ids.length; t++) for (let i = 0; i < 32; i++) want[i]! += ref[t * 32 + i]! / ids.length;
+    expect(maxRelErr(mean!, want)).toBeLessThan(1e-4);
+    const [last] = await embed(model, [ids], { pooling: 'last', normalize: false });
+    expect(maxRelErr(last!, ref.subarray(5 * 32, 6 * 32))).toBeLessThan(1e-4);
+  });
+
+  it('a batch of different lengths equals one-by-one runs, in the caller order', async () => {
+    const batch = [[5, 6, 7, 8, 9, 10, 11, 12, 13, 14], [1, 2], [30, 31, 32, 33, 34]];
+    const all = await embed(model, batch);
+    for (const [i, ids] of batch.entries()) {
+      const [one] = await embed(model, [ids]);
+      expect([...all[i]!]).toEqual([...one!]);
+    }
+  });
+
+  it('refuses ids outside the vocabulary and sequences past max_position_embeddings', async () => {
+    await expect(model.encoder.forward([1, 50])).rejects.toThrow(/token 1 is 50, outside the vocabulary \[0, 50\)/);
+    await expect(model.encoder.forward(Array.from({ length: 41 }, () => 1))).rejects.toThrow(/41 tokens exceed max_position_embeddings 40/);
+  });
+});
+
+describe('cross-encoders', () => {
+  it('BertForSequenceClassification (bert. prefix, pooler, token types) matches the reference', async () => {
+    const { dir, tensors } = writeModel({ ...TINY, architectures: ['BertForSequenceClassification'], num_labels: 1 }, 'encoder/bert-cls');
+    const { encoder } = await loadEncoder(dev, dir);
+    try {
+      expect(encoder.cfg.prefix).toBe('bert.');
+      const ids = [2, 7, 9, 3, 11, 12, 3];
+      const types = [0, 0, 0, 0, 1, 1, 1];
+      const ref = encoderRef(encoder.cfg, weights(tensors), ids, types);
+      const { hidden } = await encoder.forward(ids, types);
+      expect(maxRelErr(hidden, ref)).toBeLessThan(1e-4);
+      // pooler: tanh(W_p h_cls + b_p), classifier on it
+      const W = weights(tensors);
+      const pooled = Array.from({ length: 32 }, (_, n) => Math.tanh(W('bert.pooler.dense.bias')[n]! + Array.from({ length: 32 }, (_, k) => W('bert.pooler.dense.weight')[n * 32 + k]! * ref[k]!).reduce((a, b) => a + b, 0)));
+      const logit = W('classifier.bias')[0]! + pooled.reduce((a, p, k) => a + p * W('classifier.weight')[k]!, 0);
+      expect(encoder.classify(hidden)[0]).toBeCloseTo(logit, 4);
+    } finally {
+      encoder.destroy();
+    }
+  });
+
+  it('XLMRobertaForSequenceClassification: positions from pad_token_id + 1, dense-tanh-out_proj head', async () => {
+    const { dir, tensors } = writeModel({ ...TINY, architectures: ['XLMRobertaForSequenceClassification'], num_labels: 2, pad_token_id: 1, type_vocab_size: 1 }, 'encoder/xlmr-cls');
+    const { encoder } = await loadEncoder(dev, dir);
+    try {
+      expect(encoder.cfg.positionOffset).toBe(2);
+      const ids = [0, 10, 20, 2, 2, 30, 2];
+      const ref = encoderRef(encoder.cfg, weights(tensors), ids);
+      const { hidden } = await encoder.forward(ids);
+      expect(maxRelErr(hidden, ref)).toBeLessThan(1e-4);
+      expect(encoder.classify(hidden)).toHaveLength(2);
+    } finally {
+      encoder.destroy();
+    }
+  });
+});
+
+describe('bad encoder checkpoints', () => {
+  it('name the field or the tensor', async () => {
+    const has = () => true;
+    expect(() => encoderConfigFromHF({ ...TINY, architectures: ['BertModel'], hidden_act: 'swish' }, 'c.json', has)).toThrow(/c\.json: hidden_act: "swish" is not supported/);
+    expect(() => encoderConfigFromHF({ ...TINY, architectures: ['BertModel'], num_attention_heads: 5 }, 'c.json', has)).toThrow(/num_attention_heads: 5 does not divide hidden_size 32/);
+    expect(() => encoderConfigFromHF({ ...TINY, architectures: ['GPT2Model'] }, 'c.json', has)).toThrow(/architecture "GPT2Model" is not supported/);
+    const { dir } = writeModel({ ...TINY, architectures: ['BertModel'] }, 'encoder/bad');
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...TINY, architectures: ['BertModel'], intermediate_size: 48 }));
+    await expect(loadEncoder(dev, dir)).rejects.toThrow(/encoder\.layer\.0\.intermediate\.dense\.weight: has shape \[64, 32\], the config implies \[48, 32\]/);
+  });
+
+  it('sentence-transformers pooling: several modes at once are refused naming the file', async () => {
+    const { dir } = writeModel({ ...TINY, architectures: ['BertModel'] }, 'encoder/st', {
+      'modules.json': JSON.stringify([{ path: '1_Pooling', type: 'sentence_transformers.models.Pooling' }]),
+      '1_Pooling/config.json': JSON.stringify({ pooling_mode_cls_token: true, pooling_mode_mean_tokens: true }),
+    });
+    await expect(sentenceTransformersPooling(diskFolder(dir))).rejects.toThrow(/1_Pooling\/config\.json: pooling_mode_\*: pooling cls \+ mean is not supported/);
+  });
+});
