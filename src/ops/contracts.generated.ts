@@ -20,22 +20,23 @@ import c16 from './contracts/kv_write.contract.json' with { type: 'json' };
 import c17 from './contracts/layernorm.contract.json' with { type: 'json' };
 import c18 from './contracts/linear.contract.json' with { type: 'json' };
 import c19 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c20 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c21 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c22 from './contracts/residual.contract.json' with { type: 'json' };
-import c23 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c24 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c25 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c26 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c27 from './contracts/rope.contract.json' with { type: 'json' };
-import c28 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c29 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c30 from './contracts/sample.contract.json' with { type: 'json' };
-import c31 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c32 from './contracts/scale.contract.json' with { type: 'json' };
-import c33 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c34 from './contracts/softmax.contract.json' with { type: 'json' };
-import c35 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c20 from './contracts/moe.contract.json' with { type: 'json' };
+import c21 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c22 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c23 from './contracts/residual.contract.json' with { type: 'json' };
+import c24 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c25 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c26 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c27 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c28 from './contracts/rope.contract.json' with { type: 'json' };
+import c29 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c30 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c31 from './contracts/sample.contract.json' with { type: 'json' };
+import c32 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c33 from './contracts/scale.contract.json' with { type: 'json' };
+import c34 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c35 from './contracts/softmax.contract.json' with { type: 'json' };
+import c36 from './contracts/take_rows.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -59,20 +60,21 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "layernorm": c17,
   "linear": c18,
   "linear_fused": c19,
-  "rep_penalty": c20,
-  "rep_penalty_rows": c21,
-  "residual": c22,
-  "residual_rmsnorm": c23,
-  "rmsnorm": c24,
-  "rmsnorm_qk": c25,
-  "rmsnorm_rows": c26,
-  "rope": c27,
-  "rope_kernel": c28,
-  "rope_kv": c29,
-  "sample": c30,
-  "sample_f16": c31,
-  "scale": c32,
-  "scale_inplace": c33,
-  "softmax": c34,
-  "take_rows": c35,
+  "moe": c20,
+  "rep_penalty": c21,
+  "rep_penalty_rows": c22,
+  "residual": c23,
+  "residual_rmsnorm": c24,
+  "rmsnorm": c25,
+  "rmsnorm_qk": c26,
+  "rmsnorm_rows": c27,
+  "rope": c28,
+  "rope_kernel": c29,
+  "rope_kv": c30,
+  "sample": c31,
+  "sample_f16": c32,
+  "scale": c33,
+  "scale_inplace": c34,
+  "softmax": c35,
+  "take_rows": c36,
 };
