@@ -53,8 +53,13 @@ export interface GgufFile {
   toFloat32(name: string): Promise<Float32Array>;
 }
 
+/** ggml types without a block layout here, named for messages (ids as in ggml.h). */
+const OTHER_GGML_TYPE_NAMES: Readonly<Record<number, string>> = {
+  16: 'IQ2_XXS', 17: 'IQ2_XS', 18: 'IQ3_XXS', 19: 'IQ1_S', 20: 'IQ4_NL', 21: 'IQ3_S', 22: 'IQ2_S', 23: 'IQ4_XS', 29: 'IQ1_M', 34: 'TQ1_0', 35: 'TQ2_0', 40: 'NVFP4',
+};
+
 function typeName(id: number): string {
-  return ggmlTypeInfo(id)?.name ?? `unknown type ${id}`;
+  return ggmlTypeInfo(id)?.name ?? OTHER_GGML_TYPE_NAMES[id] ?? `unknown type ${id}`;
 }
 
 type ParsedGguf = ParsedGgufHeader;
