@@ -5,68 +5,22 @@
  * sentence-transformers configures them; texts of several lengths embedded together equal one-by-one runs; bad
  * checkpoints fail naming the file and field.
  */
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serializeSafetensors, type TensorToWrite } from '../src/formats/safetensors.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { encoderConfigFromHF, loadEncoder, type EncoderConfig } from '../src/models/encoder.ts';
 import { encoderRef } from '../src/reference/encoder.ts';
 import { embed, loadEmbeddingModel, pool, sentenceTransformersPooling, type EmbeddingModel } from '../src/runtime/embed.ts';
 import { diskFolder } from '../src/node/files.ts';
-import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { TINY, writeModel } from './helpers/encoder-fixture.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
   dev = await testDevice();
 });
-
-const TINY = { hidden_size: 32, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 64, vocab_size: 50, max_position_embeddings: 40, type_vocab_size: 2, layer_norm_eps: 1e-12, hidden_act: 'gelu' };
-
-/** A random checkpoint folder for `config`; returns its path and the f32 tensors by name. */
-function writeModel(config: Record<string, unknown>, seed: string, extra: Record<string, string> = {}): { dir: string; tensors: Map<string, Float32Array> } {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-encoder-'));
-  const r = new Rng(seed);
-  const prefix = config.architectures && String((config.architectures as string[])[0]).startsWith('Bert') && String((config.architectures as string[])[0]).includes('For') ? 'bert.' : String((config.architectures as string[])[0]).startsWith('XLMRobertaFor') ? 'roberta.' : '';
-  const H = config.hidden_size as number;
-  const I = config.intermediate_size as number;
-  const shapes: [string, number[]][] = [
-    [`${prefix}embeddings.word_embeddings.weight`, [config.vocab_size as number, H]],
-    [`${prefix}embeddings.position_embeddings.weight`, [config.max_position_embeddings as number, H]],
-    [`${prefix}embeddings.token_type_embeddings.weight`, [config.type_vocab_size as number, H]],
-    [`${prefix}embeddings.LayerNorm.weight`, [H]],
-    [`${prefix}embeddings.LayerNorm.bias`, [H]],
-  ];
-  for (let l = 0; l < (config.num_hidden_layers as number); l++) {
-    const p = `${prefix}encoder.layer.${l}.`;
-    for (const d of ['attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense']) shapes.push([`${p}${d}.weight`, [H, H]], [`${p}${d}.bias`, [H]]);
-    for (const d of ['attention.output.LayerNorm', 'output.LayerNorm']) shapes.push([`${p}${d}.weight`, [H]], [`${p}${d}.bias`, [H]]);
-    shapes.push([`${p}intermediate.dense.weight`, [I, H]], [`${p}intermediate.dense.bias`, [I]], [`${p}output.dense.weight`, [H, I]], [`${p}output.dense.bias`, [H]]);
-  }
-  const arch = String((config.architectures as string[])[0]);
-  const labels = (config.num_labels as number) ?? 2;
-  if (arch === 'BertForSequenceClassification') shapes.push(['bert.pooler.dense.weight', [H, H]], ['bert.pooler.dense.bias', [H]], ['classifier.weight', [labels, H]], ['classifier.bias', [labels]]);
-  if (arch === 'XLMRobertaForSequenceClassification') shapes.push(['classifier.dense.weight', [H, H]], ['classifier.dense.bias', [H]], ['classifier.out_proj.weight', [labels, H]], ['classifier.out_proj.bias', [labels]]);
-  const tensors = new Map<string, Float32Array>();
-  const out: TensorToWrite[] = [];
-  for (const [name, shape] of shapes) {
-    const n = shape.reduce((a, b) => a * b, 1);
-    const isLnW = name.endsWith('LayerNorm.weight');
-    const data = isLnW ? r.floats(n, 0.8, 1.2) : r.floats(n, -0.3, 0.3);
-    tensors.set(name, data);
-    out.push({ name, dtype: 'F32', shape, data: new Uint8Array(data.buffer) });
-  }
-  writeFileSync(join(dir, 'model.safetensors'), serializeSafetensors(out));
-  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
-  for (const [f, text] of Object.entries(extra)) {
-    mkdirSync(join(dir, f, '..'), { recursive: true });
-    writeFileSync(join(dir, f), text);
-  }
-  return { dir, tensors };
-}
 
 const weights = (m: Map<string, Float32Array>) => (name: string) => {
   const t = m.get(name);

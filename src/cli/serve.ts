@@ -17,6 +17,17 @@ interface ServeFlags {
   quant?: string;
 }
 
+/** A model folder whose config.json names an encoder architecture (BertModel, XLMRobertaForSequenceClassification, ...). */
+async function isEncoderFolder(path: string): Promise<boolean> {
+  const { readFile } = await import('node:fs/promises');
+  const { isEncoderConfig } = await import('../models/encoder.ts');
+  try {
+    return isEncoderConfig(JSON.parse(await readFile(`${path.replace(/\/+$/, '')}/config.json`, 'utf8')) as Record<string, unknown>);
+  } catch {
+    return false; // not a folder with a readable config: the decoder loader reports what is wrong
+  }
+}
+
 function int(flag: string, v: string, min: number): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new Error(`${flag} ${v}: use an integer >= ${min}`);
@@ -26,7 +37,7 @@ function int(flag: string, v: string, min: number): number {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('serve the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics)')
+    .description('serve the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics; for an encoder folder /v1/embeddings and /v1/rerank)')
     .option('--model <path>', 'HF model folder or .gguf file', DEFAULT_MODEL)
     .option('--name <id>', 'the model name clients send as "model" (default: the folder or file name)')
     .option('--host <host>', 'address to bind (loopback unless you say otherwise)', '127.0.0.1')
@@ -41,18 +52,39 @@ export function registerServeCommand(program: Command): void {
       const maxQueue = int('--max-queue', f.maxQueue, 0);
       const maxBodyBytes = int('--max-body', f.maxBody, 1);
       const ctx = f.ctx !== undefined ? int('--ctx', f.ctx, 2) : undefined;
-      const { dev, model } = await loadWithProgress(f.model, f.quant as QuantMode | undefined, false, ctx);
-      const { Engine } = await import('../runtime/engine.ts');
+      const name = f.name ?? (basename(f.model.replace(/\/+$/, '')).replace(/\.gguf$/i, '') || 'model');
       const { createServerApp } = await import('../server/app.ts');
       const { serve } = await import('@hono/node-server');
-      const name = f.name ?? (basename(model.path.replace(/\/+$/, '')).replace(/\.gguf$/i, '') || 'model');
-      const engine = new Engine(model, name);
-      void engine.tokenizer; // a model without a tokenizer cannot be served: say so before listening
+      let served: Parameters<typeof createServerApp>[0];
+      let what: string;
+      let dev: { destroy(): void };
+      let model: { destroy(): void };
+      if (await isEncoderFolder(f.model)) {
+        // an encoder (BERT, XLM-R, cross-encoders): /v1/embeddings and /v1/rerank
+        const { createDevice } = await import('../gpu/device.ts');
+        const { loadEmbeddingModel } = await import('../runtime/embed.ts');
+        const d = await createDevice();
+        const m = await loadEmbeddingModel(d, f.model).catch((e: unknown) => {
+          d.destroy();
+          throw e;
+        });
+        [dev, model] = [d, m];
+        served = { kind: 'embedding', name, model: m };
+        what = `${m.encoder.cfg.architecture}: /v1/embeddings${m.encoder.cfg.head !== 'none' ? ', /v1/rerank' : ''}`;
+      } else {
+        const loaded = await loadWithProgress(f.model, f.quant as QuantMode | undefined, false, ctx);
+        [dev, model] = [loaded.dev, loaded.model];
+        const { Engine } = await import('../runtime/engine.ts');
+        const engine = new Engine(loaded.model, name);
+        void engine.tokenizer; // a model without a tokenizer cannot be served: say so before listening
+        served = engine;
+        what = `context ${engine.contextLength}`;
+      }
       const apiKey = f.apiKey ?? readConfig().apiKey;
-      const { app, scheduler } = createServerApp(engine, { ...(apiKey ? { apiKey } : {}), maxQueue, maxBodyBytes });
+      const { app, scheduler } = createServerApp(served, { ...(apiKey ? { apiKey } : {}), maxQueue, maxBodyBytes });
       await new Promise<void>((resolve, reject) => {
         const server = serve({ fetch: app.fetch, hostname: f.host, port }, (info) => {
-          process.stderr.write(`serving "${name}" (context ${engine.contextLength}) on http://${f.host}:${info.port}/v1${apiKey ? ' (API key required)' : ''}\n`);
+          process.stderr.write(`serving "${name}" (${what}) on http://${f.host}:${info.port}/v1${apiKey ? ' (API key required)' : ''}\n`);
         });
         server.on('error', reject);
         let stopping = false;

@@ -1,6 +1,7 @@
 /**
  * The OpenAI-compatible HTTP app (hono): /v1/models, /v1/chat/completions, /v1/completions (streaming over SSE or
- * one JSON), /health and /metrics, over the shared Engine. Requests are validated in one step (openai.ts), queued
+ * one JSON), /health and /metrics, over the shared Engine; for an encoder, /v1/embeddings and /v1/rerank instead
+ * (embeddings.ts). Requests are validated in one step (openai.ts), queued
  * FIFO (scheduler.ts) and cancelled when the client goes away; errors are OpenAI-shaped and never carry a stack.
  */
 import { Hono, type Context } from 'hono';
@@ -11,6 +12,7 @@ import type { GenerationResult } from '../runtime/generate.ts';
 import { Metrics } from './metrics.ts';
 import { ApiError, id, parseChatRequest, parseCompletionRequest, type FinishReason, type SamplingRequest } from './openai.ts';
 import { Scheduler } from './scheduler.ts';
+import { registerEmbeddingRoutes, type EmbeddingServed } from './embeddings.ts';
 
 export interface ServerOptions {
   apiKey?: string;
@@ -31,7 +33,9 @@ type Result = GenerationResult & { aborted: boolean };
 const finish = (r: Result): FinishReason => (r.finishReason === 'eos' || r.finishReason === 'stop' || r.aborted ? 'stop' : 'length');
 const utf8 = (s: string) => [...new TextEncoder().encode(s)];
 
-export function createServerApp(engine: Engine, opts: ServerOptions = {}): ServerApp {
+/** The app for a decoder (an Engine: completions and chat) or an encoder (embeddings and rerank). */
+export function createServerApp(served: Engine | EmbeddingServed, opts: ServerOptions = {}): ServerApp {
+  const name = served.name;
   const app = new Hono();
   const scheduler = new Scheduler(opts.maxQueue ?? 16);
   const metrics = new Metrics();
@@ -67,9 +71,9 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
     }),
   );
 
-  app.get('/health', (c) => c.json({ status: 'ok', model: engine.name, queue_depth: scheduler.depth, running: scheduler.running }));
+  app.get('/health', (c) => c.json({ status: 'ok', model: name, queue_depth: scheduler.depth, running: scheduler.running }));
   app.get('/metrics', (c) => c.text(metrics.render({ queueDepth: scheduler.depth, running: scheduler.running }), 200, { 'Content-Type': 'text/plain; version=0.0.4' }));
-  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: engine.name, object: 'model', created, owned_by: 'tessera' }] }));
+  app.get('/v1/models', (c) => c.json({ object: 'list', data: [{ id: name, object: 'model', created, owned_by: 'tessera' }] }));
 
   async function json(c: Context): Promise<unknown> {
     const text = await c.req.text();
@@ -79,6 +83,12 @@ export function createServerApp(engine: Engine, opts: ServerOptions = {}): Serve
       throw new ApiError(400, `The request body is not valid JSON: ${(e as Error).message}`, 'invalid_request_error', 'body', 'invalid_json');
     }
   }
+
+  if ('kind' in served) {
+    registerEmbeddingRoutes(app, served, scheduler, json);
+    return { app, scheduler, metrics };
+  }
+  const engine = served;
 
   /** Prompt ids checked against the context; the completion budget. */
   function budget(promptIds: number[], req: SamplingRequest): number {
