@@ -3,6 +3,9 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { servePage, serveSmoke } from './browser/serve.ts';
 import { openModelSource } from '../src/models/source.ts';
+import { createDevice } from '../src/gpu/device.ts';
+import { loadModel, requireTokenizer } from '../src/models/load.ts';
+import { generate } from '../src/runtime/generate.ts';
 import { residualRef } from '../src/reference/residual.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -91,4 +94,31 @@ describe('browser smoke (headless chromium, WebGPU on SwiftShader)', () => {
       await srv.close();
     }
   });
+
+  it('generates 16 greedy tokens of models/default in the page, the same as in Node', async () => {
+    const dir = new URL('../models/default/', import.meta.url).pathname;
+    const page = await browser.newPage();
+    const srv = await servePage(new URL('./browser/generate-page.ts', import.meta.url).pathname, dir);
+    try {
+      await page.goto(srv.url);
+      await page.waitForFunction(() => (window as unknown as { tesseraGenerate?: unknown }).tesseraGenerate !== undefined, undefined, { timeout: 110_000 });
+      const r = (await page.evaluate(() => (window as unknown as { tesseraGenerate: unknown }).tesseraGenerate)) as { error?: string; adapter: string; ids: number[]; text: string };
+      expect(r.error).toBeUndefined();
+      const dev = await createDevice();
+      try {
+        const model = await loadModel(dev, dir);
+        const ids = requireTokenizer(model, 'the test').encode('In the beginning', { addSpecialTokens: true });
+        const want = await generate(model, ids, { maxTokens: 16, temperature: 0 });
+        model.destroy();
+        console.log(`browser (${r.adapter}): ${JSON.stringify(r.text)}; node: ${JSON.stringify(want.text)}`);
+        expect(r.ids).toEqual(want.ids);
+        expect(r.text).toBe(want.text);
+      } finally {
+        dev.destroy();
+      }
+    } finally {
+      await page.close();
+      await srv.close();
+    }
+  }, 120_000);
 });
