@@ -32,6 +32,9 @@ export class Decoder {
   private ropeTables = new Map<string, RopeTable>();
   private readonly ropeByLayer: RopeTable[] = [];
   private readonly dummyU32: Tensor;
+  /** A [1] f32 / uint8 tensor bound where a contract input is absent (MoE biases, scales of float experts). */
+  private readonly dummyF32: Tensor;
+  private readonly dummyU8: Tensor;
   readonly maxPositions: number;
 
   constructor(
@@ -60,6 +63,8 @@ export class Decoder {
       this.ropeByLayer.push(t);
     }
     this.dummyU32 = { buffer: uploadBuffer(dev.device, new Uint32Array([0]), 'attention.unused'), dtype: 'uint32', shape: [1] };
+    this.dummyF32 = { buffer: uploadBuffer(dev.device, new Float32Array([0]), 'moe.unused'), dtype: 'float32', shape: [1] };
+    this.dummyU8 = { buffer: uploadBuffer(dev.device, new Uint8Array(4), 'moe.unused'), dtype: 'uint8', shape: [1] };
     if (opts.fuseProjections ?? true) this.fuseProjections();
     if (opts.fuseGemv ?? true) this.findFusedGemv();
   }
@@ -207,6 +212,8 @@ export class Decoder {
     }
     this.ropeTables.clear();
     this.dummyU32.buffer.destroy();
+    this.dummyF32.buffer.destroy();
+    this.dummyU8.buffer.destroy();
   }
 
   destroyKvCache(kv: KvCache): void {
@@ -309,27 +316,14 @@ export class Decoder {
         { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
         { start_pos: pos, kv_len: plus(pos, T), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
       );
-      const o = this.linear(s, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', s.act('o', [T, H]));
+      const o = this.linear(s, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', s.act('o', [T, H]), p + 'self_attn.o_proj.bias');
       const h2 = s.act('h', [T, H]);
       x = s.act('x', [T, H]);
       if (cfg.sandwichNorm) {
         this.norm(s, o, p + 'post_attention_layernorm.weight', h2, { t: h, mode: 'after' });
         this.norm(s, h2, p + 'pre_feedforward_layernorm.weight', x);
       } else this.addNorm(s, h, o, p + 'post_attention_layernorm.weight', h2, x);
-      const I = cfg.intermediateSize;
-      let g: StepTensor;
-      let u: StepTensor;
-      if (T === 1 && this.fusedGateUp.has(l)) {
-        const gu = this.linear(s, x, p + 'mlp.gate_up_proj.weight', s.act('gu', [1, 2 * I]));
-        g = { ...gu, shape: [1, I] };
-        u = { ...gu, offset: I * 4, shape: [1, I] };
-      } else {
-        g = this.linear(s, x, p + 'mlp.gate_proj.weight', s.act('g', [T, I]));
-        u = this.linear(s, x, p + 'mlp.up_proj.weight', s.act('u', [T, I]));
-      }
-      const a = s.act('a', [T, I]);
-      s.op('glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
-      const d = this.linear(s, a, p + 'mlp.down_proj.weight', s.act('d', [T, H]));
+      const d = cfg.moe?.sparse[l] ? this.moe(s, l, x) : this.mlp(s, l, x);
       const h3 = s.act('h', [T, H]);
       if (cfg.sandwichNorm) this.norm(s, d, p + 'post_feedforward_layernorm.weight', h3, { t: h2, mode: 'after' });
       else if (l + 1 < cfg.numLayers || lastRow === undefined) {
@@ -348,6 +342,59 @@ export class Decoder {
     const normed = s.act('final', [h.shape[0]!, H]);
     this.norm(s, h, 'model.norm.weight', normed);
     return normed;
+  }
+
+  /** The dense gated MLP of layer l on x [T, H] -> [T, H]. */
+  private mlp(s: OpSink, l: number, x: StepTensor): StepTensor {
+    const cfg = this.cfg;
+    const p = `model.layers.${l}.`;
+    const T = x.shape[0]!;
+    const H = cfg.hiddenSize;
+    const I = cfg.intermediateSize;
+    let g: StepTensor;
+    let u: StepTensor;
+    if (T === 1 && this.fusedGateUp.has(l)) {
+      const gu = this.linear(s, x, p + 'mlp.gate_up_proj.weight', s.act('gu', [1, 2 * I]));
+      g = { ...gu, shape: [1, I] };
+      u = { ...gu, offset: I * 4, shape: [1, I] };
+    } else {
+      g = this.linear(s, x, p + 'mlp.gate_proj.weight', s.act('g', [T, I]));
+      u = this.linear(s, x, p + 'mlp.up_proj.weight', s.act('u', [T, I]));
+    }
+    const a = s.act('a', [T, I]);
+    s.op('glu', { gate: g, up: u, out: a }, { activation: cfg.activation });
+    return this.linear(s, a, p + 'mlp.down_proj.weight', s.act('d', [T, H]));
+  }
+
+  /**
+   * The mixture-of-experts block of layer l on x [T, H] -> [T, H]: one `moe` contract call (router, the selected
+   * experts' up projection and activation, their weighted down projections); experts as moe-weights.ts uploads them.
+   */
+  private moe(s: OpSink, l: number, x: StepTensor): StepTensor {
+    const m = this.cfg.moe!;
+    const p = `model.layers.${l}.`;
+    const w = (n: string) => this.weights.get(p + n);
+    const has = (n: string) => this.weights.tensors.has(p + n);
+    const gpt = m.kind === 'gpt_oss';
+    const mx = m.expertFormat === 'mxfp4';
+    const d = s.act('d', [x.shape[0]!, this.cfg.hiddenSize]);
+    s.op(
+      'moe',
+      {
+        x,
+        router_w: w(gpt ? 'mlp.router.weight' : 'mlp.gate.weight'),
+        router_b: m.routerBias && has('mlp.router.bias') ? w('mlp.router.bias') : this.dummyF32,
+        w_up: w('mlp.experts.w_up'),
+        w_up_scales: mx ? w('mlp.experts.w_up_scales') : this.dummyU8,
+        b_up: m.expertBias ? w('mlp.experts.gate_up_proj_bias') : this.dummyF32,
+        w_down: w('mlp.experts.w_down'),
+        w_down_scales: mx ? w('mlp.experts.w_down_scales') : this.dummyU8,
+        b_down: m.expertBias ? w('mlp.experts.down_proj_bias') : this.dummyF32,
+        y: d,
+      },
+      { top_k: m.topK, routing: m.routing, norm_topk_prob: m.normTopkProb ? 1 : 0, activation: m.activation, alpha: m.swigluAlpha, limit: m.swigluLimit },
+    );
+    return d;
   }
 
   /**

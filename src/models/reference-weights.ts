@@ -11,17 +11,8 @@ import { dequantizeMxfp4Hf } from '../formats/quant/mxfp4.ts';
 import type { WeightMap } from '../reference/llm.ts';
 import { ModelConfigError } from './errors.ts';
 import type { ModelSource } from './source.ts';
+import { transpose3 } from './moe-weights.ts';
 import { checkWeights } from './weights.ts';
-
-/** [E, R, C] -> [E, C, R] */
-function transpose3(x: Float32Array, E: number, R: number, C: number): Float32Array {
-  const y = new Float32Array(x.length);
-  for (let e = 0; e < E; e++) {
-    const o = e * R * C;
-    for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) y[o + c * R + r] = x[o + r * C + c]!;
-  }
-  return y;
-}
 
 export async function referenceWeights(src: ModelSource): Promise<WeightMap> {
   const specs = checkWeights(src);

@@ -9,6 +9,7 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import { opAccepts, type Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
 import { LayerCountError, MissingTensorError, ModelConfigError } from './errors.ts';
+import { gpuExpertTensors, isExpertMatrix } from './moe-weights.ts';
 import type { ModelSource } from './source.ts';
 
 export type QuantMode = 'auto' | 'f32' | 'f16' | 'q4k' | 'q8_0';
@@ -17,8 +18,11 @@ export const QUANT_MODES: readonly QuantMode[] = ['auto', 'f32', 'f16', 'q4k', '
 export interface WeightSpec {
   name: string;
   shape: number[];
-  /** 'experts': stacked expert matrices [E, ...] (floats); 'mxfp4': their MXFP4 *_blocks / *_scales (uint8). */
-  kind: 'linear' | 'embedding' | 'norm' | 'bias' | 'experts' | 'mxfp4';
+  /**
+   * 'router': a MoE router's weight (kept f32); 'experts': stacked expert matrices [E, ...] (floats); 'mxfp4': their
+   * MXFP4 *_blocks / *_scales (uint8).
+   */
+  kind: 'linear' | 'embedding' | 'norm' | 'bias' | 'router' | 'experts' | 'mxfp4';
   optional?: boolean;
 }
 
@@ -39,7 +43,7 @@ function moeSpecs(cfg: DecoderConfig, p: string, has: (name: string) => boolean)
   if (m.kind === 'gpt_oss') {
     const x = p + 'mlp.experts.';
     const out: WeightSpec[] = [
-      { name: p + 'mlp.router.weight', shape: [E, H], kind: 'linear' },
+      { name: p + 'mlp.router.weight', shape: [E, H], kind: 'router' },
       { name: p + 'mlp.router.bias', shape: [E], kind: 'bias' },
       { name: x + 'gate_up_proj_bias', shape: [E, 2 * I], kind: 'bias' },
       { name: x + 'down_proj_bias', shape: [E, H], kind: 'bias' },
@@ -56,7 +60,7 @@ function moeSpecs(cfg: DecoderConfig, p: string, has: (name: string) => boolean)
     }
     return out;
   }
-  const out: WeightSpec[] = [{ name: p + 'mlp.gate.weight', shape: [E, H], kind: 'linear' }];
+  const out: WeightSpec[] = [{ name: p + 'mlp.gate.weight', shape: [E, H], kind: 'router' }];
   if (has(p + 'mlp.experts.gate_up_proj')) {
     out.push({ name: p + 'mlp.experts.gate_up_proj', shape: [E, 2 * I, H], kind: 'experts' }, { name: p + 'mlp.experts.down_proj', shape: [E, H, I], kind: 'experts' });
     return out;
@@ -221,16 +225,17 @@ export async function uploadWeights(
   opts: { quant?: QuantMode; onProgress?: (p: LoadProgress) => void } = {},
 ): Promise<GpuWeights> {
   const cfg = src.config;
-  if (cfg.moe) {
+  if (cfg.attnSinks) {
     throw new ModelConfigError(
       src.configFile,
       'architectures',
-      `${cfg.architecture} (mixture of experts) has no GPU path yet (issue 12): the MoE block runs in the CPU reference only (src/reference/llm.ts)`,
+      `${cfg.architecture}: attention sinks (self_attn.sinks) have no GPU kernel yet (issue 12): the model runs in the CPU reference only (src/reference/llm.ts)`,
     );
   }
   const mode = effectiveQuant(opts.quant ?? 'auto', src, dev);
   const f16 = dev.caps.features.has('shader-f16');
-  const specs = checkWeights(src);
+  // Expert matrices of sparse layers are uploaded stacked in the moe contract's layout (moe-weights.ts), not as stored.
+  const specs = checkWeights(src).filter((s) => !(cfg.moe && isExpertMatrix(s.name)));
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
   const notes = new Set<string>();
@@ -282,6 +287,15 @@ export async function uploadWeights(
       if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
       bytes += buffer.size;
       opts.onProgress?.({ tensor: s.name, index: i + 1, total: specs.length, bytes });
+    }
+    for (let l = 0; l < cfg.numLayers; l++) {
+      if (!cfg.moe?.sparse[l]) continue;
+      for (const t of await gpuExpertTensors(src, l)) {
+        const buffer = uploadBuffer(dev.device, t.data, t.name);
+        tensors.set(t.name, { buffer, dtype: t.dtype, shape: t.shape });
+        if (t.name.endsWith('w_up') || t.name.endsWith('w_down')) storage[t.dtype === 'uint8' ? 'mxfp4' : t.dtype] = (storage[t.dtype === 'uint8' ? 'mxfp4' : t.dtype] ?? 0) + 1;
+        bytes += buffer.size;
+      }
     }
   } catch (e) {
     for (const t of tensors.values()) t.buffer.destroy();
