@@ -18,12 +18,27 @@ interface RerankFlags {
   json?: boolean;
 }
 
+/** Whether `path` is an encoder folder (BERT, XLM-R and their cross-encoders) rather than a decoder (Qwen3-Embedding / -Reranker). */
+export async function isEncoderFolder(path: string): Promise<boolean> {
+  const { readFile } = await import('node:fs/promises');
+  const { isEncoderConfig } = await import('../models/encoder.ts');
+  try {
+    return isEncoderConfig(JSON.parse(await readFile(`${path.replace(/\/+$/, '')}/config.json`, 'utf8')) as Record<string, unknown>);
+  } catch {
+    return false;
+  }
+}
+
 async function open(path: string) {
   const { createDevice } = await import('../gpu/device.ts');
-  const { loadEmbeddingModel } = await import('../runtime/embed.ts');
   const dev = await createDevice();
   try {
-    return { dev, model: await loadEmbeddingModel(dev, path) };
+    if (await isEncoderFolder(path)) {
+      const { loadEmbeddingModel } = await import('../runtime/embed.ts');
+      return { dev, model: await loadEmbeddingModel(dev, path), decoder: undefined };
+    }
+    const { loadModel } = await import('../models/load.ts');
+    return { dev, model: undefined, decoder: await loadModel(dev, path) };
   } catch (e) {
     dev.destroy();
     throw e;
@@ -39,7 +54,7 @@ function parseIds(s: string): number[] {
 export function registerEmbedCommands(program: Command): void {
   program
     .command('embed')
-    .description('embeddings of texts (or one list of token ids) from an encoder folder (BertModel, XLMRobertaModel; sentence-transformers pooling)')
+    .description('embeddings of texts (or one list of token ids) from an encoder folder (BertModel, XLMRobertaModel; sentence-transformers pooling) or a decoder (Qwen3-Embedding: last token)')
     .requiredOption('--model <path>', 'Hugging Face encoder folder (config.json, safetensors, tokenizer.json; modules.json and 1_Pooling/ when sentence-transformers made it)')
     .option('--text <text...>', 'texts to embed (one vector each)')
     .option('--ids <list>', 'one sequence of token ids, comma-separated')
@@ -53,38 +68,58 @@ export function registerEmbedCommands(program: Command): void {
       const { POOLINGS, embed } = await import('../runtime/embed.ts');
       if (f.pooling !== undefined && !POOLINGS.includes(f.pooling as Pooling)) throw new Error(`--pooling: "${f.pooling}" is not one of ${POOLINGS.join(', ')}`);
       const inputs = f.ids !== undefined ? [parseIds(f.ids)] : f.text!;
-      const { dev, model } = await open(f.model);
+      const { dev, model, decoder } = await open(f.model);
       try {
-        const opts = { ...(f.pooling ? { pooling: f.pooling as Pooling } : {}), ...(f.normalize !== undefined ? { normalize: f.normalize } : {}) };
-        const vecs = await embed(model, inputs, opts);
-        const dims = model.encoder.cfg.hidden;
+        let vecs: Float32Array[];
+        let how: string;
+        if (decoder) {
+          // a decoder (Qwen3-Embedding): the last token's final hidden state
+          if (f.pooling !== undefined && f.pooling !== 'last') throw new Error(`--pooling ${f.pooling}: a decoder model (${decoder.config.architecture}) embeds with its last token only`);
+          const { embedWithDecoder } = await import('../runtime/embed-decoder.ts');
+          vecs = await embedWithDecoder(decoder, inputs, { normalize: f.normalize ?? true });
+          how = `${decoder.config.architecture}, ${decoder.config.hiddenSize} dims, pooling last${(f.normalize ?? true) ? ', normalized' : ''}`;
+        } else {
+          const opts = { ...(f.pooling ? { pooling: f.pooling as Pooling } : {}), ...(f.normalize !== undefined ? { normalize: f.normalize } : {}) };
+          vecs = await embed(model!, inputs, opts);
+          how = `${model!.encoder.cfg.architecture}, ${model!.encoder.cfg.hidden} dims, pooling ${opts.pooling ?? model!.pooling}${(opts.normalize ?? model!.normalize) ? ', normalized' : ''}`;
+        }
+        const dims = vecs[0]!.length;
         if (f.json) console.log(JSON.stringify({ embeddings: vecs.map((v) => [...v]), dims }));
         else {
-          console.log(`${model.encoder.cfg.architecture}, ${dims} dims, pooling ${opts.pooling ?? model.pooling}${(opts.normalize ?? model.normalize) ? ', normalized' : ''}`);
+          console.log(how);
           vecs.forEach((v, i) => console.log(`[${i}] ${[...v.subarray(0, 8)].map((x) => x.toFixed(5)).join(' ')}${dims > 8 ? ' ...' : ''}  (norm ${Math.hypot(...v).toFixed(5)})`));
         }
       } finally {
-        model.destroy();
+        model?.destroy();
+        decoder?.destroy();
         dev.destroy();
       }
     });
 
   program
     .command('rerank')
-    .description('score documents for a query with a cross-encoder (BertForSequenceClassification, XLMRobertaForSequenceClassification)')
+    .description('score documents for a query with a cross-encoder (BertForSequenceClassification, XLMRobertaForSequenceClassification) or a Qwen3-Reranker')
     .requiredOption('--model <path>', 'Hugging Face cross-encoder folder')
     .requiredOption('--query <text>', 'the query')
     .requiredOption('--doc <text...>', 'documents to score')
     .option('--json', 'print {"results": [{"index", "score", "logits"}]} in the order given')
     .action(async (f: RerankFlags) => {
-      const { rerank } = await import('../runtime/embed.ts');
-      const { dev, model } = await open(f.model);
+      const { dev, model, decoder } = await open(f.model);
       try {
-        const res = await rerank(model, f.query, f.doc);
+        let res: { index: number; score: number }[];
+        if (decoder) {
+          // a decoder (Qwen3-Reranker): P(yes) after its judging prompt
+          const { rerankWithDecoder } = await import('../runtime/embed-decoder.ts');
+          res = await rerankWithDecoder(decoder, f.query, f.doc);
+        } else {
+          const { rerank } = await import('../runtime/embed.ts');
+          res = await rerank(model!, f.query, f.doc);
+        }
         if (f.json) console.log(JSON.stringify({ results: res }));
         else for (const r of [...res].sort((a, b) => b.score - a.score)) console.log(`${r.score.toFixed(5)}  [${r.index}] ${f.doc[r.index]}`);
       } finally {
-        model.destroy();
+        model?.destroy();
+        decoder?.destroy();
         dev.destroy();
       }
     });

@@ -2,6 +2,7 @@
 import '../node/host.ts';
 import { Command } from 'commander';
 import { capsToJson } from '../gpu/caps.ts';
+import { registerEmbedCommands } from './embed.ts';
 import { registerModelCommands } from './model.ts';
 import { registerRegistryCommands } from './registry.ts';
 import { registerServeCommand } from './serve.ts';
@@ -131,6 +132,7 @@ export function buildProgram(): Command {
   registerSelfTest(program);
   registerModelCommands(program);
   registerServeCommand(program);
+  registerEmbedCommands(program);
   registerDemo(program);
   return program;
 }

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { basename } from 'node:path';
 import { readConfig } from '../config.ts';
 import { QUANT_MODES, type QuantMode } from '../models/weights.ts';
+import { isEncoderFolder } from './embed.ts';
 import { DEFAULT_MODEL, loadWithProgress } from './model.ts';
 
 interface ServeFlags {
@@ -15,17 +16,6 @@ interface ServeFlags {
   maxBody: string;
   ctx?: string;
   quant?: string;
-}
-
-/** A model folder whose config.json names an encoder architecture (BertModel, XLMRobertaForSequenceClassification, ...). */
-async function isEncoderFolder(path: string): Promise<boolean> {
-  const { readFile } = await import('node:fs/promises');
-  const { isEncoderConfig } = await import('../models/encoder.ts');
-  try {
-    return isEncoderConfig(JSON.parse(await readFile(`${path.replace(/\/+$/, '')}/config.json`, 'utf8')) as Record<string, unknown>);
-  } catch {
-    return false; // not a folder with a readable config: the decoder loader reports what is wrong
-  }
 }
 
 function int(flag: string, v: string, min: number): number {
