@@ -1,9 +1,10 @@
 /**
  * Encoders for embeddings and reranking: BERT and (XLM-)RoBERTa (absolute positions, token types, post-LayerNorm,
  * GELU, bidirectional attention), with the sequence-classification heads cross-encoders use. The forward pass is a
- * step of op calls (layernorm, linear, bias_act, attention with causal 0, residual) compiled once per length bucket by
- * the program layer: a text of L tokens runs in the bucket of the next power of two (at least 8), the padded rows
- * masked out of attention by its dynamic kv_len = L (rows never mix elsewhere) and ignored by pooling.
+ * step of op calls (layernorm, linear, bias_act, attention with causal 0, residual) compiled once per (batch, length)
+ * bucket by the program layer: up to 16 texts run together, each padded to the bucket of the longest (the next power of
+ * two, at least 8 tokens), its padded rows masked out of its attention by a dynamic kv_len = its length (rows never mix
+ * elsewhere) and ignored by pooling.
  */
 import type { ModelFiles } from '../formats/files.ts';
 import { readText } from '../formats/files.ts';
@@ -155,7 +156,7 @@ export class Encoder {
   /** Classification head, on the host (two small mat-vecs per text). */
   readonly headWeights: HostDense[];
   private readonly owned: GPUBuffer[] = [];
-  private readonly buckets = new Map<number, { program: Program; ids: GPUBuffer; pos: GPUBuffer; types: GPUBuffer; out: GPUBuffer }>();
+  private readonly buckets = new Map<string, { program: Program; ids: GPUBuffer; pos: GPUBuffer; types: GPUBuffer; out: GPUBuffer }>();
 
   private constructor(
     readonly dev: TesseraDevice,
@@ -233,58 +234,63 @@ export class Encoder {
     return Math.max(8, 2 ** Math.ceil(Math.log2(Math.max(1, n))));
   }
 
-  private async compile(T: number) {
+  /** B sequences of T rows each ([B * T, H] activations; attention per sequence, its padding masked by len<b>). */
+  private async compile(B: number, T: number) {
     const { cfg } = this;
     const H = cfg.hidden;
     const D = H / cfg.heads;
+    const R = B * T;
     const s = new StepBuilder();
-    const ids = storageBuffer(this.dev, T * 4, `encoder.ids.T${T}`);
-    const pos = storageBuffer(this.dev, T * 4, `encoder.pos.T${T}`);
-    const types = storageBuffer(this.dev, T * 4, `encoder.types.T${T}`);
-    const out = storageBuffer(this.dev, T * H * 4, `encoder.hidden.T${T}`);
-    const u32 = (buffer: GPUBuffer): StepTensor => ({ buffer, dtype: 'uint32', shape: [T] });
+    const ids = storageBuffer(this.dev, R * 4, `encoder.ids.${B}x${T}`);
+    const pos = storageBuffer(this.dev, R * 4, `encoder.pos.${B}x${T}`);
+    const types = storageBuffer(this.dev, R * 4, `encoder.types.${B}x${T}`);
+    const out = storageBuffer(this.dev, R * H * 4, `encoder.hidden.${B}x${T}`);
+    const final: StepTensor = { buffer: out, dtype: 'float32', shape: [R, H] };
+    const u32 = (buffer: GPUBuffer): StepTensor => ({ buffer, dtype: 'uint32', shape: [R] });
     const gather = (table: Tensor, idx: StepTensor, label: string) => {
-      const o = s.act(label, [T, H]);
+      const o = s.act(label, [R, H]);
       s.op('gather', { ids: idx, table, out: o });
       return o;
     };
     const add = (a: StepTensor, b: StepTensor, label: string) => {
-      const o = s.act(label, [T, H]);
+      const o = s.act(label, [R, H]);
       s.op('residual', { a, b, out: o });
       return o;
     };
     const norm = (x: StepTensor, p: Dense, label: string, to?: StepTensor) => {
-      const o = to ?? s.act(label, [T, H]);
+      const o = to ?? s.act(label, [R, H]);
       s.op('layernorm', { x, weight: p.w, bias: p.b, out: o }, { eps: cfg.eps });
       return o;
     };
     const dense = (x: StepTensor, p: Dense, n: number, label: string, activation: Activation = 'none') => {
-      const y = s.act(label, [T, n]);
+      const y = s.act(label, [R, n]);
       s.op('linear', { x, w: p.w, y });
       s.op('bias_act', { x: y, bias: p.b }, { activation });
       return y;
     };
+    // sequence b's rows of a [R, H] activation, as [T, heads, D] (offsets are multiples of 8 rows: 256-byte aligned)
+    const seq = (t: StepTensor, b: number): StepTensor => ({ ...t, offset: (t.offset ?? 0) + b * T * H * 4, shape: [T, cfg.heads, D] });
     let h = add(add(gather(this.emb.word, u32(ids), 'word'), gather(this.emb.pos, u32(pos), 'pos'), 'wp'), gather(this.emb.type, u32(types), 'type'), 'emb');
-    h = norm(h, this.emb.ln, 'emb.ln', cfg.layers === 0 ? { buffer: out, dtype: 'float32', shape: [T, H] } : undefined);
+    h = norm(h, this.emb.ln, 'emb.ln', cfg.layers === 0 ? final : undefined);
     this.layers.forEach((L, i) => {
       const q = dense(h, L.q, H, `l${i}.q`);
       const k = dense(h, L.k, H, `l${i}.k`);
       const v = dense(h, L.v, H, `l${i}.v`);
-      const a = s.act(`l${i}.attn`, [T, cfg.heads, D]);
-      const heads = (t: StepTensor): StepTensor => ({ ...t, shape: [T, cfg.heads, D] });
+      const a = s.act(`l${i}.attn`, [R, H]);
       const none: StepTensor = { buffer: ids, dtype: 'uint32', shape: [1] };
-      s.op('attention', { q: heads(q), k: heads(k), v: heads(v), kvLen: none, pageTable: none, out: a }, { causal: 0, start_pos: 0, kv_len: dyn('len') });
-      const o = dense({ ...a, shape: [T, H] }, L.o, H, `l${i}.o`);
+      for (let b = 0; b < B; b++) {
+        s.op('attention', { q: seq(q, b), k: seq(k, b), v: seq(v, b), kvLen: none, pageTable: none, out: seq(a, b) }, { causal: 0, start_pos: 0, kv_len: dyn(`len${b}`) });
+      }
+      const o = dense(a, L.o, H, `l${i}.o`);
       h = norm(add(o, h, `l${i}.res1`), L.ln1, `l${i}.ln1`);
       const f = dense(dense(h, L.up, cfg.intermediate, `l${i}.up`, cfg.activation), L.down, H, `l${i}.down`);
-      h = norm(add(f, h, `l${i}.res2`), L.ln2, `l${i}.ln2`, i === cfg.layers - 1 ? { buffer: out, dtype: 'float32', shape: [T, H] } : undefined);
+      h = norm(add(f, h, `l${i}.res2`), L.ln2, `l${i}.ln2`, i === cfg.layers - 1 ? final : undefined);
     });
-    const program = await Program.compile(this.ops, s, `encoder.T${T}`);
+    const program = await Program.compile(this.ops, s, `encoder.${B}x${T}`);
     return { program, ids, pos, types, out };
   }
 
-  /** Last-layer hidden states of one sequence of token ids (token types default to 0). */
-  async forward(ids: readonly number[], typeIds?: readonly number[]): Promise<EncoderOutput> {
+  private check(ids: readonly number[], typeIds?: readonly number[]): void {
     const { cfg } = this;
     const L = ids.length;
     if (L === 0) throw new RangeError('encoder: an empty sequence has no hidden states');
@@ -294,18 +300,53 @@ export class Encoder {
       if (typeIds.length !== L) throw new RangeError(`encoder: ${typeIds.length} token types for ${L} tokens`);
       for (const t of typeIds) if (!Number.isInteger(t) || t < 0 || t >= cfg.typeVocabSize) throw new RangeError(`encoder: token type ${t} outside [0, ${cfg.typeVocabSize})`);
     }
-    const T = Encoder.bucket(L);
-    let b = this.buckets.get(T);
-    if (!b) this.buckets.set(T, (b = await this.compile(T)));
-    const pad = (xs: ArrayLike<number>, fill: number) => Uint32Array.from({ length: T }, (_, i) => (i < L ? xs[i]! : fill));
-    writeBuffer(this.dev.device, b.ids, pad(ids, cfg.padTokenId));
-    writeBuffer(this.dev.device, b.pos, Uint32Array.from({ length: T }, (_, i) => Math.min(cfg.maxPositions - 1, cfg.positionOffset + i)));
-    writeBuffer(this.dev.device, b.types, pad(typeIds ?? [], 0));
-    const rec = new Recorder(this.dev, { timestamps: false });
-    b.program.record(rec, { len: L });
-    await rec.submit();
-    return { hidden: await readFloat32(this.dev.device, b.out, L * cfg.hidden), tokens: L };
   }
+
+  /** Last-layer hidden states of one sequence of token ids (token types default to 0). */
+  async forward(ids: readonly number[], typeIds?: readonly number[]): Promise<EncoderOutput> {
+    return (await this.forwardBatch([{ ids, ...(typeIds ? { typeIds } : {}) }]))[0]!;
+  }
+
+  /**
+   * Last-layer hidden states of several sequences in one run: padded to the bucket of the longest (powers of two from
+   * 8) and to a power-of-two count of sequences (at most 16 per run; more run in several), each sequence's padding
+   * masked out of its attention by its length.
+   */
+  async forwardBatch(seqs: readonly { ids: readonly number[]; typeIds?: readonly number[] }[]): Promise<EncoderOutput[]> {
+    const { cfg } = this;
+    for (const q of seqs) this.check(q.ids, q.typeIds);
+    const out: EncoderOutput[] = [];
+    for (let first = 0; first < seqs.length; first += Encoder.MAX_BATCH) {
+      const part = seqs.slice(first, first + Encoder.MAX_BATCH);
+      const B = 2 ** Math.ceil(Math.log2(part.length));
+      const T = Encoder.bucket(Math.max(...part.map((q) => q.ids.length)));
+      const key = `${B}x${T}`;
+      let b = this.buckets.get(key);
+      if (!b) this.buckets.set(key, (b = await this.compile(B, T)));
+      const ids = new Uint32Array(B * T).fill(cfg.padTokenId);
+      const types = new Uint32Array(B * T);
+      const vars: Record<string, number> = {};
+      for (let j = 0; j < B; j++) {
+        const q = part[j];
+        vars[`len${j}`] = q ? q.ids.length : 1; // an empty slot: one pad token
+        if (!q) continue;
+        ids.set(q.ids, j * T);
+        if (q.typeIds) types.set(q.typeIds, j * T);
+      }
+      writeBuffer(this.dev.device, b.ids, ids);
+      writeBuffer(this.dev.device, b.pos, Uint32Array.from({ length: B * T }, (_, i) => Math.min(cfg.maxPositions - 1, cfg.positionOffset + (i % T))));
+      writeBuffer(this.dev.device, b.types, types);
+      const rec = new Recorder(this.dev, { timestamps: false });
+      b.program.record(rec, vars);
+      await rec.submit();
+      const all = await readFloat32(this.dev.device, b.out, B * T * cfg.hidden);
+      part.forEach((q, j) => out.push({ hidden: all.slice(j * T * cfg.hidden, (j * T + q.ids.length) * cfg.hidden), tokens: q.ids.length }));
+    }
+    return out;
+  }
+
+  /** Sequences per compiled run (more run in several). */
+  static readonly MAX_BATCH = 16;
 
   /** Scores of the classification head for one sequence's hidden states (BERT: pooler then classifier; RoBERTa: dense, tanh, out_proj on the first token). */
   classify(hidden: Float32Array): Float32Array {

@@ -2,8 +2,8 @@
  * Embeddings and reranking over an encoder (src/models/encoder.ts): `embed(model, texts)` returns one vector per text,
  * pooled as the model's sentence-transformers configuration says (modules.json, 1_Pooling/config.json, a Normalize
  * module) unless the caller overrides it; `rerank(model, query, documents)` scores each (query, document) pair with a
- * cross-encoder's classification head. Texts run in order of length (one compiled program per length bucket) and come
- * back in the caller's order.
+ * cross-encoder's classification head. Texts run together in order of length, up to 16 per compiled run (one program
+ * per batch and length bucket), and come back in the caller's order.
  */
 import type { ModelFiles, ModelFolder } from '../formats/files.ts';
 import { readText } from '../formats/files.ts';
@@ -113,10 +113,9 @@ export async function embed(model: EmbeddingModel, inputs: readonly (string | re
   const seqs = inputs.map((x, i) => truncate(model, tokenize(model, x, `embed (input ${i})`)));
   const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
   const out: Float32Array[] = new Array(seqs.length);
-  for (const i of order) {
-    const { hidden, tokens } = await model.encoder.forward(seqs[i]!);
-    out[i] = pool(hidden, tokens, model.encoder.cfg.hidden, pooling, normalize);
-  }
+  // sorted by length, so each run of up to 16 pads to a similar length
+  const res = await model.encoder.forwardBatch(order.map((i) => ({ ids: seqs[i]! })));
+  order.forEach((i, k) => (out[i] = pool(res[k]!.hidden, res[k]!.tokens, model.encoder.cfg.hidden, pooling, normalize)));
   return out;
 }
 
@@ -144,10 +143,10 @@ export function encodePair(model: EmbeddingModel, query: string, doc: string): {
 export async function rerank(model: EmbeddingModel, query: string, documents: readonly string[]): Promise<RerankResult[]> {
   if (model.encoder.cfg.head === 'none') throw new ModelConfigError(model.path, 'architectures', `${model.encoder.cfg.architecture} has no classification head: rerank needs a cross-encoder (*ForSequenceClassification)`);
   const out: RerankResult[] = [];
-  for (const [index, doc] of documents.entries()) {
-    const { ids, types } = encodePair(model, query, doc);
-    const { hidden } = await model.encoder.forward(ids, types);
-    const logits = [...model.encoder.classify(hidden)];
+  const pairs = documents.map((doc) => encodePair(model, query, doc));
+  const hidden = await model.encoder.forwardBatch(pairs.map((p) => ({ ids: p.ids, typeIds: p.types })));
+  for (const [index, h] of hidden.entries()) {
+    const logits = [...model.encoder.classify(h.hidden)];
     let score: number;
     if (logits.length === 1) score = 1 / (1 + Math.exp(-logits[0]!));
     else {
