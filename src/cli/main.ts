@@ -2,6 +2,7 @@
 import '../node/host.ts';
 import { Command } from 'commander';
 import { capsToJson } from '../gpu/caps.ts';
+import { registerKernelsReach } from './kernels.ts';
 import { registerEmbedCommands } from './embed.ts';
 import { registerModelCommands } from './model.ts';
 import { registerRegistryCommands } from './registry.ts';
@@ -129,6 +130,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerDeviceCommands(program);
   registerRegistryCommands(program);
+  registerKernelsReach(program.commands.find((c) => c.name() === 'kernels')!);
   registerSelfTest(program);
   registerModelCommands(program);
   registerServeCommand(program);

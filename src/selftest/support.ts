@@ -4,10 +4,13 @@
  * the CPU lane and the GPU lane each add their own column.
  */
 import type { TesseraDevice } from '../gpu/device.ts';
+import { readWgslSync } from '../registry/bundled.ts';
 import { defaultRegistry } from '../registry/load.ts';
-import type { Registry } from '../registry/types.ts';
-import { REFERENCE_OPS } from '../reference/ops.ts';
-import { runAllOps, type HarnessOptions, type VariantReport } from './harness.ts';
+import type { ReachReport } from '../registry/reach.ts';
+import type { KernelVariant, Registry } from '../registry/types.ts';
+import { REFERENCE_OPS, type ReferenceOp } from '../reference/ops.ts';
+import { OP_CASES } from './cases.ts';
+import { runAllOps, wgslEntryPoints, type HarnessOptions, type VariantReport } from './harness.ts';
 
 export const SUPPORT_DOC = 'docs/kernel-support.md';
 const BEGIN = '<!-- support-table:begin -->';
@@ -69,20 +72,29 @@ function cellsOf(line: string): string[] {
   return inner.split(/(?<!\\)\|/).map((c) => unesc(c.trim()));
 }
 
-/** Columns already in a support doc (to merge with a new run). */
-export function parseSupportDoc(md: string): SupportColumn[] {
+/** Columns of the table that are not a device's (the registry, the harness and the reach evaluation fill them). */
+const FIXED_COLUMNS = ['variant', 'WGSL entry point', 'requires', 'WGSL', 'harness cases', 'registry reachability', 'contract variants naming it', 'selected by models on (tessera kernels reach)'];
+const REACH_COLUMNS = ['contract variants naming it', 'selected by models on (tessera kernels reach)'] as const;
+
+function tableLines(md: string): string[] {
   const start = md.indexOf(BEGIN);
   const end = md.indexOf(END);
   if (start < 0 || end < 0) return [];
-  const lines = md.slice(start + BEGIN.length, end).split('\n').filter((l) => l.trim().startsWith('|'));
+  return md.slice(start + BEGIN.length, end).split('\n').filter((l) => l.trim().startsWith('|'));
+}
+
+/** Columns already in a support doc (to merge with a new run). */
+export function parseSupportDoc(md: string): SupportColumn[] {
+  const lines = tableLines(md);
   if (lines.length < 2) return [];
   const head = cellsOf(lines[0]!);
-  const cols: SupportColumn[] = head.slice(3).map((device) => ({ device, adapter: '', cells: new Map() }));
+  const deviceAt = head.map((h, i) => [h, i] as const).filter(([h]) => !FIXED_COLUMNS.includes(h));
+  const cols: SupportColumn[] = deviceAt.map(([device]) => ({ device, adapter: '', cells: new Map() }));
   for (const l of lines.slice(2)) {
     const c = cellsOf(l);
     const id = c[0]!.replace(/`/g, '');
     cols.forEach((col, i) => {
-      const v = c[3 + i];
+      const v = c[deviceAt[i]![1]];
       if (v) col.cells.set(id, v);
     });
   }
@@ -94,25 +106,123 @@ export function parseSupportDoc(md: string): SupportColumn[] {
   return cols;
 }
 
-export function renderSupportDoc(columns: SupportColumn[], registry: Registry = defaultRegistry()): string {
+/** The reach cells (contract variants naming each variant; devices and models selecting it) of a support doc, by variant. */
+export function parseReachCells(md: string): Map<string, { named: string; selected: string }> {
+  const out = new Map<string, { named: string; selected: string }>();
+  const lines = tableLines(md);
+  if (lines.length < 2) return out;
+  const head = cellsOf(lines[0]!);
+  const [ni, si] = REACH_COLUMNS.map((c) => head.indexOf(c));
+  if (ni! < 0 || si! < 0) return out;
+  for (const l of lines.slice(2)) {
+    const c = cellsOf(l);
+    out.set(c[0]!.replace(/`/g, ''), { named: c[ni!] ?? '', selected: c[si!] ?? '' });
+  }
+  return out;
+}
+
+/** Whether the variant's WGSL file and entry point exist (bundled kernel sources). */
+export function wgslCell(v: KernelVariant): string {
+  const code = v.source ?? readWgslSync(v.wgsl);
+  if (code === undefined) return 'no: file missing';
+  return wgslEntryPoints(code).has(v.entryPoint) ? 'yes' : 'no: entry point missing';
+}
+
+/** How many op-test harness cases apply to the variant, or why none do. */
+export function harnessCell(op: string, v: KernelVariant): string {
+  if (!(REFERENCE_OPS as readonly string[]).includes(op)) return 'none: no CPU reference for the operation';
+  const spec = OP_CASES[op as ReferenceOp];
+  const nc = spec.notCovered(v);
+  if (nc) return `none: ${nc}`;
+  const cases = spec.cases.filter((c) => !c.only || c.only(v));
+  const heavy = cases.filter((c) => c.heavy).length;
+  return cases.length ? `${cases.length}${heavy ? ` (${heavy} heavy: GPU lane)` : ''}` : 'none';
+}
+
+const MAX_MODELS = 4;
+/** The reach cells of a variant from a reach report. */
+export function reachCells(r: ReachReport, id: string): { named: string; selected: string } {
+  const v = r.variants.find((x) => x.id === id);
+  if (!v) return { named: '-', selected: '-' };
+  const named = v.namedBy.length ? v.namedBy.map((c) => `\`${c}\``).join(', ') : 'none';
+  if (!v.selected) return { named, selected: 'not selected' };
+  const parts = v.devices.map((d) => {
+    const models = [...new Set(v.selectedBy.filter((s) => s.device === d).map((s) => s.model))];
+    return `${d} (${models.length > MAX_MODELS ? `${models.slice(0, MAX_MODELS).join(', ')} +${models.length - MAX_MODELS}` : models.join(', ')})`;
+  });
+  return { named, selected: parts.join('; ') };
+}
+
+export interface SupportDocOptions {
+  registry?: Registry;
+  /** A reach report to fill the reach columns from; without it, the cells already in the doc are kept. */
+  reach?: ReachReport;
+  /** Reach cells kept from the doc being rewritten (parseReachCells). */
+  reachCells?: Map<string, { named: string; selected: string }>;
+  /** The reach section (summary) kept from the doc being rewritten. */
+  reachSummary?: string;
+}
+
+const REACH_BEGIN = '<!-- reach-summary:begin -->';
+const REACH_END = '<!-- reach-summary:end -->';
+
+/** The reach summary lines of the doc (per device, disagreements), from a report. */
+export function reachSummary(r: ReachReport): string {
+  const s = r.summary;
+  const lines = [
+    `Reach (\`tessera kernels reach\`, ${r.devices.length} device profiles x ${r.models.length} model configs x ${r.quants.length} weight formats x ${r.shapes.length} shapes: ${r.shapes.join('; ')}):`,
+    '',
+    '| device profile | provenance | requests | no variant | registry variants selected | contract variants selected |',
+    '|---|---|---|---|---|---|',
+    ...s.perDevice.map((d) => `| ${d.device} | ${d.provenance} | ${d.requests} | ${d.unsupported} | ${d.registryVariants} | ${d.contractVariants} |`),
+    '',
+    `Registry variants selected by some device x model x shape: ${s.registryVariantsSelected} of ${s.registryVariants}; contract variants: ${s.contractVariantsSelected} of ${s.contractVariants}.`,
+    `Disagreements with the registry's \`reachability\` records: ${s.disagreements.evaluationOnly} variants selected that the registry records as not reached by a model (${r.disagreements.evaluationOnly.map((d) => `\`${d.variant}\``).join(', ') || 'none'}); ${s.disagreements.registryOnly} recorded as pinned or model-selectable that nothing evaluated selects (\`tessera kernels reach\` lists them with the reason).`,
+  ];
+  return lines.join('\n');
+}
+
+function keptSection(md: string): string | undefined {
+  const a = md.indexOf(REACH_BEGIN);
+  const b = md.indexOf(REACH_END);
+  return a >= 0 && b > a ? md.slice(a + REACH_BEGIN.length, b).trim() : undefined;
+}
+
+export function renderSupportDoc(columns: SupportColumn[], registryOrOpts: Registry | SupportDocOptions = {}): string {
+  const opts: SupportDocOptions = 'operations' in registryOrOpts ? { registry: registryOrOpts as Registry } : (registryOrOpts as SupportDocOptions);
+  const registry = opts.registry ?? defaultRegistry();
+  const reach = (id: string) => (opts.reach ? reachCells(opts.reach, id) : (opts.reachCells?.get(id) ?? { named: 'not evaluated', selected: 'not evaluated' }));
   const rows: string[] = [];
-  rows.push(`| variant | WGSL entry point | requires | ${columns.map((c) => esc(c.device)).join(' | ')} |`);
-  rows.push(`|---|---|---|${columns.map(() => '---').join('|')}|`);
-  for (const op of REFERENCE_OPS) {
-    const operation = registry.operations.get(op);
-    if (!operation) continue;
+  const fixed = ['variant', 'WGSL', 'requires', 'harness cases', 'registry reachability', ...REACH_COLUMNS];
+  const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  rows.push(row([...fixed, ...columns.map((c) => esc(c.device))]));
+  rows.push(`|${[...fixed, ...columns].map(() => '---').join('|')}|`);
+  for (const operation of registry.operations.values()) {
     for (const v of operation.variants.values()) {
       const cells = columns.map((c) => esc(c.cells.get(v.id) ?? 'not run'));
-      rows.push(`| \`${v.id}\` | ${esc(`${v.wgsl} ${v.entryPoint}`)} | ${v.requires.join(', ') || '-'} | ${cells.join(' | ')} |`);
+      const r = reach(v.id);
+      const wgsl = `${wgslCell(v)} (${v.wgsl} ${v.entryPoint})`;
+      rows.push(row([`\`${v.id}\``, esc(wgsl), v.requires.join(', ') || '-', esc(harnessCell(operation.name, v)), v.reachability.status, esc(r.named), esc(r.selected), ...cells]));
     }
   }
+  const summary = opts.reach ? reachSummary(opts.reach) : (opts.reachSummary ?? 'Reach: not evaluated yet (`tessera kernels reach --write-docs`).');
   return [
     '# Kernel support',
     '',
-    'Generated by the op-test harness (`npm run support`, i.e. `tessera selftest --support`; `src/selftest/support.ts`):',
-    'every variant of every operation that has a CPU reference (`src/reference/ops.ts`), on each device the harness ran',
-    "on, each kernel launched through the op contract variant that names it (`src/ops/contracts/`). Each run replaces",
-    "its own device's column and keeps the others.",
+    'Every variant of the kernel registry (`spec/kernel-registry.json`). Regenerate the whole document with',
+    '`npm run support:reach` (`tessera kernels reach --write-docs`: WGSL, harness cases, registry and reach columns; the',
+    "device columns already here are kept). A device's column comes from running the op-test harness on it: `npm run",
+    "support` (`tessera selftest --support`; `src/selftest/support.ts`) replaces the column of the device it runs on and",
+    'keeps the others (and the reach columns).',
+    '',
+    '- WGSL: whether `src/kernels/<file>` exists with the entry point the registry names.',
+    '- harness cases: op-test harness cases (`src/selftest/cases.ts`) that apply to the variant, or why none do.',
+    "- registry reachability: the registry's own `reachability.status` (copied data: pinned, model-selectable, selectable, unused).",
+    '- contract variants naming it: op contract variants (`src/ops/contracts/`) whose passes run this kernel.',
+    '- selected by models on: device profiles (`spec/device-profiles/`) on which some model config x weight format x shape of',
+    '  `tessera kernels reach` selects it, with the models.',
+    '',
+    'Device columns:',
     '',
     '- `ok (n cases)`: every case matched the CPU reference (NaN/Inf, unwritten outputs, guard regions, max error, NMSE).',
     '- `FAIL k/n`: the first failing case and its first problem.',
@@ -120,11 +230,15 @@ export function renderSupportDoc(columns: SupportColumn[], registry: Registry = 
     '- `no WGSL`: the file or the entry point the registry names does not exist yet.',
     '- `no cases`: the WGSL exists but the harness has no cases for its dtypes / bindings yet.',
     '- `FAIL: no single-pass variant ...`: the harness covers the kernel but no op contract variant runs it.',
-    '- `not run`: the device of that column has not run this variant (or the variant is newer than its run).',
+    '- `not run`: the device of that column has not run this variant (no CPU reference, or newer than its run).',
     '',
     'Devices:',
     '',
     ...columns.map((c) => `- **${c.device}**: ${c.adapter}`),
+    '',
+    REACH_BEGIN,
+    summary,
+    REACH_END,
     '',
     BEGIN,
     ...rows,
@@ -145,10 +259,26 @@ export async function writeSupportDoc(dev: TesseraDevice, path = SUPPORT_DOC, op
 export async function writeSupportColumn(path: string, column: SupportColumn, opts: { merge?: boolean; registry?: Registry } = {}): Promise<string> {
   const fs = await import('node:fs');
   const nodePath = await import('node:path');
-  const existing = fs.existsSync(path) ? parseSupportDoc(fs.readFileSync(path, 'utf8')) : [];
-  const merged = (old: SupportColumn): SupportColumn => (opts.merge ? { ...column, cells: new Map([...old.cells, ...column.cells]) } : column);
+  const old = fs.existsSync(path) ? fs.readFileSync(path, 'utf8') : '';
+  const existing = parseSupportDoc(old);
+  const merged = (o: SupportColumn): SupportColumn => (opts.merge ? { ...column, cells: new Map([...o.cells, ...column.cells]) } : column);
   const columns = existing.some((c) => c.device === column.device) ? existing.map((c) => (c.device === column.device ? merged(c) : c)) : [...existing, column];
-  const md = renderSupportDoc(columns, opts.registry);
+  const md = renderSupportDoc(columns, { registry: opts.registry, reachCells: parseReachCells(old), reachSummary: keptSection(old) });
+  fs.mkdirSync(nodePath.dirname(path), { recursive: true });
+  fs.writeFileSync(path, md);
+  return md;
+}
+
+/**
+ * Regenerate the whole support doc at `path`: every registry variant with its WGSL, harness and registry cells and,
+ * from `reach`, the contract variants naming it and the devices and models selecting it; the device columns of the
+ * doc already there (runs of the harness on real devices) are kept as they are.
+ */
+export async function writeSupportDocument(path: string, opts: { reach: ReachReport; registry?: Registry }): Promise<string> {
+  const fs = await import('node:fs');
+  const nodePath = await import('node:path');
+  const columns = fs.existsSync(path) ? parseSupportDoc(fs.readFileSync(path, 'utf8')) : [];
+  const md = renderSupportDoc(columns, { registry: opts.registry, reach: opts.reach });
   fs.mkdirSync(nodePath.dirname(path), { recursive: true });
   fs.writeFileSync(path, md);
   return md;

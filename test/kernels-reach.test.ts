@@ -1,0 +1,223 @@
+/**
+ * `tessera kernels reach`: the contracts evaluated over the shipped device profiles x model configs x shapes, the
+ * model's requests taken from the decoder itself (a planning device, no GPU), compared with the registry's copied
+ * reachability records; and the support document regenerated from it.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contractKernels, reachReport, type ReachReport } from '../src/registry/reach.ts';
+import { defaultRegistry } from '../src/registry/load.ts';
+import type { Registry } from '../src/registry/types.ts';
+import { kernelsReach, loadReachDevice, loadReachModel, reachContracts } from '../src/cli/kernels.ts';
+import { evaluateReach, type ReachEvaluation } from '../src/runtime/reach-eval.ts';
+import { planningDecoder, stepRequests, REACH_SAMPLING } from '../src/runtime/op-requests.ts';
+import { capsFromJson } from '../src/gpu/caps.ts';
+import { decoderConfigFromHF } from '../src/models/config.ts';
+import { parseReachCells, parseSupportDoc, SUPPORT_DOC, writeSupportDocument } from '../src/selftest/support.ts';
+import { tessera } from './helpers/cli.ts';
+
+const registry = defaultRegistry();
+let report: ReachReport;
+const dir = mkdtempSync(join(tmpdir(), 'tessera-reach-'));
+
+beforeAll(() => {
+  report = kernelsReach();
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const selections = (r: ReachReport, contractVariant: string) => r.contractVariants.find((c) => c.id === contractVariant);
+const variant = (r: ReachReport, id: string) => r.variants.find((v) => v.id === id)!;
+
+describe('kernels reach over the shipped profiles and model configs', () => {
+  it('covers every profile (marked measured or modelled), every registry variant and every contract', () => {
+    expect(report.devices.map((d) => [d.name, d.provenance])).toEqual([
+      ['apple-silicon', 'modelled'],
+      ['integrated-small', 'modelled'],
+      ['nvidia-h200', 'measured'],
+      ['swiftshader', 'measured'],
+    ]);
+    expect(report.variants).toHaveLength(302);
+    expect(report.shapes).toEqual(expect.arrayContaining(['decode ctx=1k', 'decode ctx=32k', 'prefill T=1 ctx=1k', 'prefill T=16 ctx=1k', 'prefill T=512 ctx=32k', 'prefill T=4096 ctx=32k']));
+    expect(report.models.map((m) => m.name)).toEqual(expect.arrayContaining(['default', 'Llama-3.2-1B', 'Llama-3.1-8B', 'Qwen3-0.6B', 'gpt-oss-20b']));
+    const { ops, moe } = reachContracts();
+    for (const { name, contract } of [...ops, ...moe]) for (const id of contractKernels(contract).keys()) expect(report.contractVariants.map((c) => c.id)).toContain(`${name}.${id}`);
+    for (const d of report.summary.perDevice) expect(d.registryVariants, d.device).toBeGreaterThan(10);
+  });
+
+  it('evaluates the MoE configs: the decoder\'s moe call for Qwen3-MoE, the QMoE contracts for both, gpt-oss refused by the loader', () => {
+    expect(selections(report, 'moe.float')!.models).toEqual(['Qwen3-30B-A3B']);
+    expect(selections(report, 'moe.float')!.devices).toHaveLength(4);
+    expect(selections(report, 'qmoe.quant_gemv_routed')!.models.sort()).toEqual(['Qwen3-30B-A3B', 'gpt-oss-20b']);
+    expect(selections(report, 'qmoe.v2.quant_grouped_sgmat_f16_routed')!.devices).toEqual(['nvidia-h200']);
+    const sinks = report.unsupported.filter((u) => u.model === 'gpt-oss-20b' && u.quant === 'any');
+    expect(sinks.map((u) => u.device).sort()).toEqual(['apple-silicon', 'integrated-small', 'nvidia-h200', 'swiftshader']);
+    expect(sinks[0]!.reason).toMatch(/attention sinks have no GPU kernel yet/);
+  });
+
+  it('finds the Q4_K decode GEMVs on the H200 profile', () => {
+    // single-token steps of Q4_K models: the fused GEMVs (rmsnorm prologue, residual epilogue) and the LM head's
+    expect(selections(report, 'linear_fused.norm')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear.q4k_gemv_sg')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear.q4k_sgmat')!.devices).toEqual(['nvidia-h200']); // subgroup matrices: the H200 only
+    const q4 = variant(report, 'matmul.q4_fused_batched');
+    expect(q4.devices).toContain('nvidia-h200');
+    expect(q4.selectedBy.some((s) => s.device === 'nvidia-h200' && s.model === 'Llama-3.1-8B' && s.quant === 'q4k')).toBe(true);
+  });
+
+  it('finds the CPU mappings and the Q4_K GEMV kernel on SwiftShader', () => {
+    for (const cv of ['linear.f32_rows_cpu', 'rmsnorm.rows_cpu', 'attention.rows_cpu', 'residual_rmsnorm.two_pass_cpu']) {
+      expect(selections(report, cv)!.devices, cv).toEqual(['swiftshader']);
+    }
+    const gemv = variant(report, 'matmul.q4_fused_gemv');
+    expect(gemv.devices).toEqual(['swiftshader']);
+    expect(gemv.selectedBy.find((s) => s.model === 'default' && s.quant === 'q4k')!.shapes).toContain('decode ctx=32k');
+  });
+
+  it('a profile without shader-f16 never selects an f16 kernel, contract variant or tensor', () => {
+    const ev = evaluateReach(['integrated-small', 'swiftshader'].map((p) => loadReachDevice(`spec/device-profiles/${p}.json`)), [loadReachModel('test/fixtures/hf/qwen3/config.json'), loadReachModel('models/default/config.json')], {
+      moeContracts: reachContracts().moe,
+    });
+    expect(ev.selections.length).toBeGreaterThan(100);
+    const { ops } = reachContracts();
+    const needsF16 = new Set(ops.flatMap(({ name, contract }) => contract.variants.filter((v) => v.requires?.features?.includes('shader-f16')).map((v) => `${name}.${v.id}`)));
+    for (const s of ev.selections) {
+      const where = `${s.device} ${s.model} ${s.quant} ${s.shape} ${s.contractVariant}`;
+      expect(s.dtypes, where).not.toContain('float16');
+      expect(needsF16.has(s.contractVariant), where).toBe(false);
+      for (const k of s.kernels) {
+        const dot = k.indexOf('.');
+        expect(registry.operations.get(k.slice(0, dot))!.variants.get(k.slice(dot + 1))!.requires, `${where}: ${k}`).not.toContain('shader-f16');
+      }
+    }
+    // the same models on the H200 do get f16 tensors (the check above is not vacuous)
+    const h200 = evaluateReach([loadReachDevice('spec/device-profiles/nvidia-h200.json')], [loadReachModel('models/default/config.json')], { quants: ['q4k'] });
+    expect(h200.selections.some((s) => s.dtypes.includes('float16'))).toBe(true);
+  });
+
+  it('the requests follow the decoder: fused single-token layers where the contracts accept them', () => {
+    const caps = capsFromJson(JSON.parse(readFileSync('spec/device-profiles/nvidia-h200.json', 'utf8')));
+    const cfg = decoderConfigFromHF(JSON.parse(readFileSync('models/default/config.json', 'utf8')));
+    const dec = planningDecoder(caps, cfg, 'q4k', 1024);
+    expect(dec.fusedGemvLayers).toBe(cfg.numLayers);
+    const decode = stepRequests(dec, { kind: 'decode', tokens: 1, context: 1024 }, REACH_SAMPLING[1]!);
+    const ops = decode.map((r) => r.request.op);
+    expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'rope_kv', 'attention', 'linear', 'count_nonfinite', 'rep_penalty', 'sample']));
+    expect(decode.filter((r) => r.request.op === 'linear_fused').reduce((n, r) => n + r.calls, 0)).toBe(4 * cfg.numLayers);
+    const prefill = stepRequests(dec, { kind: 'prefill', tokens: 16, context: 1024 }, REACH_SAMPLING[0]!);
+    expect(prefill.map((r) => r.request.op)).not.toContain('linear_fused');
+    expect(prefill.find((r) => r.request.op === 'attention')!.request.tensors.k).toEqual({ dtype: 'float16', shape: [1024, cfg.numKvHeads, cfg.headDim] });
+  });
+});
+
+describe('disagreements with the registry reachability records', () => {
+  let ev: ReachEvaluation;
+  beforeAll(() => {
+    ev = evaluateReach([loadReachDevice('spec/device-profiles/swiftshader.json')], [loadReachModel('models/default/config.json')], { quants: ['f32', 'q4k'] });
+  });
+
+  function withStatus(edits: Record<string, string>): Registry {
+    const reg = defaultRegistry();
+    const ops = new Map([...reg.operations].map(([name, op]) => [name, { ...op, variants: new Map([...op.variants].map(([k, v]) => [k, edits[v.id] ? { ...v, reachability: { ...v.reachability, status: edits[v.id]! } } : v])) }]));
+    return { ...reg, operations: ops } as Registry;
+  }
+
+  it('are listed both ways', () => {
+    const { ops } = reachContracts();
+    const r = reachReport(ev, registry, ops);
+    expect(r.summary.disagreements.evaluationOnly).toBe(r.disagreements.evaluationOnly.length);
+    expect(r.summary.disagreements.registryOnly).toBe(r.disagreements.registryOnly.length);
+    for (const d of r.disagreements.evaluationOnly) expect(['selectable', 'unused']).toContain(d.registryStatus);
+    for (const d of r.disagreements.registryOnly) expect(['pinned', 'model-selectable']).toContain(d.registryStatus);
+    expect(r.disagreements.registryOnly.length).toBeGreaterThan(0);
+  });
+
+  it('a synthetic record that claims "unused" for a selected variant is reported, and so is a "pinned" one nothing selects', () => {
+    const { ops } = reachContracts();
+    expect(variant(reachReport(ev, registry, ops), 'matmul.q4_fused_gemv').selected).toBe(true);
+    const reg = withStatus({ 'matmul.q4_fused_gemv': 'unused', 'softmax.default': 'pinned' });
+    const r = reachReport(ev, reg, ops);
+    const e = r.disagreements.evaluationOnly.find((d) => d.variant === 'matmul.q4_fused_gemv')!;
+    expect(e.registryStatus).toBe('unused');
+    expect(e.detail).toMatch(/registry says unused; selected through linear\.q4k_gemv on swiftshader by default/);
+    const o = r.disagreements.registryOnly.find((d) => d.variant === 'softmax.default')!;
+    expect(o.detail).toMatch(/registry says pinned .*named by softmax\.rows, but no evaluated device x model x shape selects it/);
+    expect(reachReport(ev, registry, ops).disagreements.evaluationOnly.map((d) => d.variant)).not.toContain('matmul.q4_fused_gemv');
+  });
+});
+
+describe('tessera kernels reach (CLI)', () => {
+  const base = ['kernels', 'reach', '--device-profile', 'spec/device-profiles/swiftshader.json', '--device-profile', 'spec/device-profiles/integrated-small.json', '--model-config', 'test/fixtures/hf/llama/config.json'];
+
+  it('prints a table', async () => {
+    const r = await tessera(...base);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^kernels reach: 2 device profiles x 1 model configs x 5 weight formats x 9 shapes/);
+    expect(r.stdout).toMatch(/device\s+provenance\s+requests\s+unsupported\s+registry variants\s+contract variants/);
+    expect(r.stdout).toMatch(/\nswiftshader\s+measured\s+\d+\s+\d+\s+\d+\s+\d+/);
+    expect(r.stdout).toMatch(/\nintegrated-small\s+modelled\s+\d+/);
+    expect(r.stdout).toMatch(/registry variants selected: \d+ of 302/);
+    expect(r.stdout).toMatch(/\n {2}matmul\.f32\s+pinned\s+swiftshader, integrated-small\s+llama/);
+    expect(r.stdout).toMatch(/recorded as reached by a model, but not selected \(\d+\):/);
+  });
+
+  it('prints valid JSON with --json', async () => {
+    const r = await tessera(...base, '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as ReachReport;
+    expect(j.devices.map((d) => d.name)).toEqual(['swiftshader', 'integrated-small']);
+    expect(j.models).toEqual([{ name: 'llama', architecture: 'LlamaForCausalLM', file: 'test/fixtures/hf/llama/config.json', moe: false }]);
+    expect(j.variants).toHaveLength(302);
+    expect(j.summary.perDevice.map((d) => d.device)).toEqual(['swiftshader', 'integrated-small']);
+    expect(j.summary.disagreements.registryOnly).toBe(j.disagreements.registryOnly.length);
+    expect(j.variants.find((v) => v.id === 'matmul.f32')!.devices.sort()).toEqual(['integrated-small', 'swiftshader']);
+  });
+
+  it('names the file of a missing or malformed profile or config', async () => {
+    const badJson = join(dir, 'bad-profile.json');
+    writeFileSync(badJson, '{ "features": [');
+    const badLimits = join(dir, 'bad-limits.json');
+    writeFileSync(badLimits, JSON.stringify({ features: [], limits: { maxBufferSize: 'big' }, adapterInfo: {} }));
+    const badConfig = join(dir, 'config.json');
+    writeFileSync(badConfig, JSON.stringify({ hidden_size: 64 }));
+    const cases: [string[], RegExp][] = [
+      [['--device-profile', 'spec/device-profiles/nope.json'], /error: --device-profile spec\/device-profiles\/nope\.json: cannot read the file \(ENOENT\)/],
+      [['--device-profile', badJson], new RegExp(`error: --device-profile ${badJson}: not valid JSON`)],
+      [['--device-profile', badLimits], new RegExp(`error: --device-profile ${badLimits}: limits\\.maxBufferSize must be a number`)],
+      [['--model-config', 'models/none/config.json'], /error: --model-config models\/none\/config\.json: cannot read the file \(ENOENT\)/],
+      [['--model-config', badConfig], new RegExp(`error: --model-config ${badConfig}: .*architectures.*required field is missing`)],
+    ];
+    for (const [args, want] of cases) {
+      const r = await tessera('kernels', 'reach', ...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(want);
+    }
+  });
+});
+
+describe('docs/kernel-support.md from the reach report', () => {
+  it('lists every registry variant with WGSL, harness cases and reach, and keeps the device columns', async () => {
+    const doc = join(dir, 'kernel-support.md');
+    copyFileSync(SUPPORT_DOC, doc);
+    const before = parseSupportDoc(readFileSync(doc, 'utf8'));
+    const md = await writeSupportDocument(doc, { reach: report });
+    const after = parseSupportDoc(md);
+    expect(after.map((c) => c.device)).toEqual(before.map((c) => c.device));
+    for (const old of before) {
+      const now = after.find((c) => c.device === old.device)!;
+      expect(now.adapter).toBe(old.adapter);
+      for (const [id, cell] of old.cells) expect(now.cells.get(id), `${old.device} ${id}`).toBe(cell);
+    }
+    const rows = md.split('\n').filter((l) => /^\| `[a-z0-9_]+\.[A-Za-z0-9_]+` \|/.test(l));
+    expect(rows).toHaveLength(302);
+    expect(md).toMatch(/\| `matmul\.q4_fused_gemv` \| yes \(fused_matmul_q4\.wgsl main_gemv\) \| subgroups \| \d+ \| pinned \| `linear\.q4k_gemv` \| swiftshader \(/);
+    expect(md).toMatch(/\| `matmul\.f16` \| no: file missing \(matmul_f16\.wgsl main\) \|/);
+    expect(md).toMatch(/\| `sample\.argmax` \| yes .*\| none: no CPU reference for the operation \| unused \|/);
+    expect(md).toMatch(/\| nvidia-h200 \| measured \| \d+ \| \d+ \| \d+ \| \d+ \|/);
+    // a harness run afterwards (tessera selftest --support) keeps the reach cells
+    const cells = parseReachCells(md);
+    expect(cells.get('matmul.q4_fused_gemv')!.named).toBe('`linear.q4k_gemv`');
+    expect(cells.size).toBe(302);
+  });
+});
