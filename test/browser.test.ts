@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './browser/launch.ts';
 import { servePage, serveSmoke } from './browser/serve.ts';
 import { openModelSource } from '../src/models/source.ts';
 import { createDevice } from '../src/gpu/device.ts';
@@ -8,30 +8,13 @@ import { loadModel, requireTokenizer } from '../src/models/load.ts';
 import { generate } from '../src/runtime/generate.ts';
 import { residualRef } from '../src/reference/residual.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-
 // Playwright gives the browser a fresh temporary profile. Debian's chromium is installed by .ci/run; without it this test fails with the reason rather than skipping.
 describe('browser smoke (headless chromium, WebGPU on SwiftShader)', () => {
   let browser: Browser;
   let server: Awaited<ReturnType<typeof serveSmoke>>;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install chromium), as .ci/run does`);
     server = await serveSmoke();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--enable-unsafe-webgpu',
-        '--enable-features=Vulkan',
-        '--use-webgpu-adapter=swiftshader',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -12,7 +12,7 @@ import { DTYPE_BYTES, type Plan } from '../contracts/index.ts';
 import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { loadWgsl, missingFeatures } from '../registry/binder.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry } from '../registry/bundled.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { REFERENCE, REFERENCE_OPS, type HostTensors, type ReferenceOp, type ReferenceResult } from '../reference/ops.ts';
 import { OP_CASES, shapesOf, type OpCase } from './cases.ts';

@@ -11,7 +11,7 @@ import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder, type KernelTime } from '../gpu/recorder.ts';
 import { opContract } from '../ops/runner.ts';
 import { registryLookup } from '../registry/binder.ts';
-import { defaultRegistry, readWgslSync } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/bundled.ts';
 import type { Registry } from '../registry/types.ts';
 
 export type Dispatch3 = [number, number, number];

@@ -31,16 +31,25 @@ export async function serveSmoke(): Promise<{ url: string; close: () => Promise<
  * Serves a bundle of `entry` as the page at / (and files of `dir` under /model/, with range requests), counting the
  * requests for /model/ files.
  */
-export async function servePage(entry: string, dir: string): Promise<{ url: string; modelRequests: () => string[]; close: () => Promise<void> }> {
+export async function servePage(
+  entry: string,
+  dir: string,
+  /** More bundles served at their paths, e.g. { '/worker.js': 'src/web/worker.ts' }. */
+  extra: Record<string, string> = {},
+): Promise<{ url: string; modelRequests: () => string[]; close: () => Promise<void> }> {
   const { readFileSync } = await import('node:fs');
-  const bundle = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
-  const js = bundle.outputFiles[0]!.text;
+  const bundleOf = async (file: string) =>
+    (await build({ entryPoints: [file], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' })).outputFiles[0]!.text;
+  const js = await bundleOf(entry);
+  const scripts = new Map<string, string>();
+  for (const [at, file] of Object.entries(extra)) scripts.set(at, await bundleOf(file.startsWith('/') ? file : join(ROOT, file)));
   const html = '<!doctype html><meta charset="utf-8"><title>tessera test</title><body><script type="module" src="/page.js"></script>';
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     if (url.pathname === '/page.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(js);
+    if (scripts.has(url.pathname)) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(scripts.get(url.pathname));
     const name = url.pathname.startsWith('/model/') ? decodeURIComponent(url.pathname.slice('/model/'.length)) : '';
     requests.push(`${req.method} ${url.pathname}`);
     let body: Buffer;

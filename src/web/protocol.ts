@@ -1,0 +1,105 @@
+/**
+ * The messages between a page (src/web/client.ts) and the engine in a Web Worker (src/web/worker.ts,
+ * src/web/host.ts). Every request carries an id; the worker answers with events for that id (progress, tokens,
+ * self-test rows) and then exactly one `result` or `error`. `cancel` names the id of the request to stop.
+ */
+import type { GenerationResult, TokenEvent } from '../runtime/generate.ts';
+import type { GenerationOptions } from '../runtime/options.ts';
+import type { ChatMessage } from '../tokenizer/types.ts';
+import type { QuantMode } from '../models/weights.ts';
+import type { SelfTestRow } from '../selftest/selftest.ts';
+
+/** Where a model comes from, in a form that crosses postMessage (File objects are structured-cloneable). */
+export type ModelSourceSpec =
+  /** An HF folder (URL ending in "/") or a single .gguf file over HTTP; `cache` (default true) keeps the files in OPFS. */
+  | { kind: 'url'; url: string; cache?: boolean }
+  /** Picked files of an HF folder, by name relative to the folder (config.json, model.safetensors, ...). */
+  | { kind: 'files'; files: { name: string; file: Blob }[]; path?: string }
+  /** One picked .gguf file. */
+  | { kind: 'file'; file: File };
+
+export interface LoadOptionsWire {
+  quant?: QuantMode;
+  maxPositions?: number;
+  /** OPFS directory for the cache (default 'tessera-models'). */
+  cacheName?: string;
+}
+
+/** Load progress: files copied into the cache (download), then tensors uploaded to the GPU (upload). */
+export type LoadProgressEvent =
+  | { phase: 'download'; file: string; done: number; total: number }
+  | { phase: 'upload'; tensor: string; index: number; total: number; bytes: number };
+
+export interface DeviceInfo {
+  adapter: string;
+  features: string[];
+  limits: Record<string, number>;
+  adapterInfo: { vendor: string; architecture: string; device: string; description: string; subgroupMinSize?: number; subgroupMaxSize?: number };
+}
+
+export interface ModelInfo {
+  /** Handle of the model in the worker. */
+  handle: number;
+  path: string;
+  architecture: string;
+  layers: number;
+  hidden: number;
+  vocab: number;
+  parameters: number;
+  weightBytes: number;
+  quant: string;
+  storage: Record<string, number>;
+  contextLength: number;
+  hasTokenizer: boolean;
+  hasChatTemplate: boolean;
+  loadMs: number;
+}
+
+/** What to generate from: text (encoded with special tokens), token ids, or chat messages (through the chat template). */
+export type GenerateInput = { prompt: string } | { ids: number[] } | { messages: ChatMessage[] };
+
+export type WireResult = GenerationResult & { aborted: boolean };
+
+export type Request =
+  | { type: 'device'; id: number }
+  | { type: 'load'; id: number; source: ModelSourceSpec; options?: LoadOptionsWire }
+  | { type: 'unload'; id: number; handle: number }
+  | { type: 'generate'; id: number; handle: number; input: GenerateInput; options?: GenerationOptions }
+  | { type: 'encode'; id: number; handle: number; input: GenerateInput }
+  | { type: 'selftest'; id: number; filter?: string; heavy?: boolean }
+  | { type: 'cancel'; id: number; target: number };
+
+export interface WireError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export type Response =
+  | { type: 'progress'; id: number; progress: LoadProgressEvent }
+  | { type: 'token'; id: number; event: TokenEvent }
+  | { type: 'row'; id: number; row: SelfTestRow }
+  | { type: 'result'; id: number; value: unknown }
+  | { type: 'error'; id: number; error: WireError };
+
+/** The two ends of a message channel (a Worker, the worker's global scope, a MessagePort). */
+export interface Port {
+  postMessage(message: unknown): void;
+  addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
+  removeEventListener?(type: 'message', listener: (ev: MessageEvent) => void): void;
+}
+
+export function toWireError(e: unknown): WireError {
+  if (e instanceof Error) return { name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}) };
+  return { name: 'Error', message: String(e) };
+}
+
+/** An error as it arrived from the worker: the same name and message. */
+export class WorkerError extends Error {
+  constructor(w: WireError) {
+    super(w.message);
+    this.name = w.name;
+    if (w.stack) this.workerStack = w.stack;
+  }
+  workerStack?: string;
+}
