@@ -376,7 +376,8 @@ export class Decoder {
     const w = (n: string) => this.weights.get(p + n);
     const has = (n: string) => this.weights.tensors.has(p + n);
     const gpt = m.kind === 'gpt_oss';
-    const mx = m.expertFormat === 'mxfp4';
+    // MXFP4 experts (a released gpt-oss folder, or MXFP4 tensors of a GGUF) are uploaded as uint8 blocks + scales
+    const mx = w('mlp.experts.w_up').dtype === 'uint8';
     const d = s.act('d', [x.shape[0]!, this.cfg.hiddenSize]);
     s.op(
       'moe',

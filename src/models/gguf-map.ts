@@ -11,6 +11,8 @@ const ARCH_TO_HF: Record<string, string> = {
   qwen2: 'Qwen2ForCausalLM',
   qwen3: 'Qwen3ForCausalLM',
   gemma3: 'Gemma3ForCausalLM',
+  qwen3moe: 'Qwen3MoeForCausalLM',
+  'gpt-oss': 'GptOssForCausalLM',
 };
 
 type Meta = Readonly<Record<string, unknown>>;
@@ -50,7 +52,8 @@ export function hfConfigFromGguf(meta: Meta, file: string): { config: Record<str
     num_attention_heads: heads,
     num_key_value_heads: sz(k('attention.head_count_kv'), 'num_key_value_heads', heads),
     head_dim: headDim,
-    intermediate_size: sz(k('feed_forward_length'), 'intermediate_size'),
+    // MoE files may carry only the expert width
+    intermediate_size: sz(k('feed_forward_length'), 'intermediate_size', meta[k('expert_feed_forward_length')]),
     vocab_size: vocab,
     max_position_embeddings: sz(k('context_length'), 'max_position_embeddings', 4096),
     rms_norm_eps: pos(k('attention.layer_norm_rms_epsilon'), 1e-6),
@@ -60,6 +63,36 @@ export function hfConfigFromGguf(meta: Meta, file: string): { config: Record<str
   };
   const scaleType = meta[k('rope.scaling.type')];
   if (scaleType === 'linear') config.rope_scaling = { rope_type: 'linear', factor: pos(k('rope.scaling.factor')) };
+  if (scaleType === 'yarn') {
+    config.rope_scaling = {
+      rope_type: 'yarn',
+      factor: pos(k('rope.scaling.factor')),
+      original_max_position_embeddings: sz(k('rope.scaling.original_context_length'), 'original_max_position_embeddings'),
+      // llama.cpp's defaults; gpt-oss (the one YaRN model mapped here) does not floor/ceil the ramp bounds in transformers
+      beta_fast: 32,
+      beta_slow: 1,
+      truncate: arch !== 'gpt-oss',
+    };
+  }
+  if (arch === 'qwen3moe' || arch === 'gpt-oss') {
+    const experts = sz(k('expert_count'), arch === 'qwen3moe' ? 'num_experts' : 'num_local_experts');
+    config[arch === 'qwen3moe' ? 'num_experts' : 'num_local_experts'] = experts;
+    config.num_experts_per_tok = checkSize(file, k('expert_used_count'), get(meta, file, k('expert_used_count')), [1, experts]);
+    const ffExp = sz(k('expert_feed_forward_length'), 'moe_intermediate_size');
+    if (arch === 'qwen3moe') {
+      config.moe_intermediate_size = ffExp;
+      // llama.cpp's qwen3moe graph always renormalizes the top-k weights and routes every layer
+      config.norm_topk_prob = true;
+      config.decoder_sparse_step = 1;
+      config.mlp_only_layers = [];
+    } else {
+      config.intermediate_size = ffExp;
+      config.sliding_window = sz(k('attention.sliding_window'), 'sliding_window', 128);
+      config.attention_bias = true;
+      config.swiglu_limit = 7;
+      if (!config.rope_scaling) config.rope_scaling = { rope_type: 'default' };
+    }
+  }
   if (arch === 'gemma3') {
     config.sliding_window = sz(k('attention.sliding_window'), 'sliding_window', 4096);
     config.query_pre_attn_scalar = keyLength === undefined ? 256 : headDim;
@@ -85,7 +118,12 @@ const LAYER_NAMES: Record<string, string> = {
   post_ffw_norm: 'post_feedforward_layernorm',
 };
 
-/** HF tensor name for a GGUF tensor name (undefined for tensors the decoder does not use, e.g. rope_freqs). */
+/**
+ * HF tensor name for a GGUF tensor name (undefined for tensors the decoder does not use, e.g. rope_freqs). MoE tensors
+ * that have no single HF counterpart keep llama.cpp's stacking under names of their own (weights.ts reads both forms):
+ * ffn_{gate,up,down}_exps -> mlp.experts.{gate,up,down}_exps [E, rows, in] (+ _bias [E, rows]); the router
+ * ffn_gate_inp -> mlp.router (gpt-oss) or mlp.gate (Qwen3-MoE); attn_sinks -> self_attn.sinks.
+ */
 export function hfTensorName(gguf: string, arch: string): string | undefined {
   if (gguf === 'token_embd.weight') return 'model.embed_tokens.weight';
   if (gguf === 'output_norm.weight') return 'model.norm.weight';
@@ -93,6 +131,10 @@ export function hfTensorName(gguf: string, arch: string): string | undefined {
   const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(gguf);
   if (!m) return undefined;
   const [, layer, part, kind] = m;
+  const moe = /^ffn_(gate|up|down)_exps$/.exec(part!);
+  if (moe) return `model.layers.${layer}.mlp.experts.${moe[1]}_exps${kind === 'bias' ? '_bias' : ''}`;
+  if (part === 'ffn_gate_inp') return `model.layers.${layer}.mlp.${arch === 'gpt-oss' ? 'router' : 'gate'}.${kind}`;
+  if (part === 'attn_sinks' && kind === 'weight') return `model.layers.${layer}.self_attn.sinks`;
   let hf = Object.hasOwn(LAYER_NAMES, part!) ? LAYER_NAMES[part!] : undefined;
   // ffn_norm is the pre-MLP norm: HF calls it post_attention_layernorm in Llama/Qwen, pre_feedforward_layernorm in Gemma 3.
   if (part === 'ffn_norm') hf = arch === 'gemma3' ? 'pre_feedforward_layernorm' : 'post_attention_layernorm';

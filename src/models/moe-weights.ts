@@ -5,10 +5,15 @@
  * place). From transformers' gpt-oss parameters ([E, in, out]: transposed here), Qwen3-MoE stacked tensors (already
  * rows = outputs) or per-expert tensors (stacked here).
  */
+import { GgmlType } from '../formats/quant/ggml-types.ts';
+import { mxfp4GgufToHf } from '../formats/quant/mxfp4.ts';
 import type { ModelSource } from './source.ts';
 
 export interface ExpertTensor {
-  /** model.layers.L.mlp.experts.{w_up, w_down, w_up_scales, w_down_scales} */
+  /**
+   * model.layers.L.mlp.experts.{w_up, w_down, w_up_scales, w_down_scales}, and for GGUF gpt-oss the biases in the
+   * transformers form the decoder binds (gate_up_proj_bias interleaved [E, 2I], down_proj_bias [E, H]).
+   */
   name: string;
   dtype: 'float32' | 'uint8';
   shape: number[];
@@ -33,6 +38,7 @@ export async function gpuExpertTensors(src: ModelSource, l: number): Promise<Exp
   const H = cfg.hiddenSize;
   const I = m.expertIntermediateSize;
   const x = `model.layers.${l}.mlp.experts.`;
+  if (src.has(x + 'gate_exps')) return ggufExperts(src, l);
   if (m.kind === 'gpt_oss' && m.expertFormat === 'mxfp4') {
     return [
       { name: x + 'w_up', dtype: 'uint8', shape: [E, 2 * I, H / 32, 16], data: await src.readRaw(x + 'gate_up_proj_blocks') },
@@ -64,7 +70,66 @@ export async function gpuExpertTensors(src: ModelSource, l: number): Promise<Exp
   ];
 }
 
-/** Whether a checkpoint tensor is an expert matrix that gpuExpertTensors uploads (not as stored). */
+/** Rows of two [E, R, C] arrays (elements of `rowLen` units) merged per expert: interleaved (a0 b0 a1 b1 ..) or a then b. */
+function mergeRows<T extends Float32Array | Uint8Array>(a: T, b: T, E: number, R: number, rowLen: number, interleave: boolean): T {
+  const out = new (a.constructor as { new (n: number): T })(a.length * 2);
+  for (let e = 0; e < E; e++) {
+    for (let r = 0; r < R; r++) {
+      const src = (e * R + r) * rowLen;
+      const ra = interleave ? 2 * r : r;
+      const rb = interleave ? 2 * r + 1 : R + r;
+      out.set(a.subarray(src, src + rowLen), (e * 2 * R + ra) * rowLen);
+      out.set(b.subarray(src, src + rowLen), (e * 2 * R + rb) * rowLen);
+    }
+  }
+  return out;
+}
+
+/**
+ * llama.cpp's stacked gate / up / down (GGUF): gate and up rows merged into w_up (gpt-oss interleaves them, as
+ * transformers' gate_up_proj; Qwen puts gate rows first). MXFP4 files stay MXFP4 (their 17-byte blocks regrouped into
+ * the transformers layout, no rounding); any other ggml type is dequantized to f32.
+ */
+async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]> {
+  const cfg = src.config;
+  const m = cfg.moe!;
+  const E = m.numExperts;
+  const H = cfg.hiddenSize;
+  const I = m.expertIntermediateSize;
+  const x = `model.layers.${l}.mlp.experts.`;
+  const gpt = m.kind === 'gpt_oss';
+  const out: ExpertTensor[] = [];
+  const mx = ['gate_exps', 'up_exps', 'down_exps'].every((n) => src.info(x + n).ggmlType === GgmlType.MXFP4);
+  if (mx) {
+    const g = mxfp4GgufToHf(await src.readRaw(x + 'gate_exps'), E * I * H);
+    const u = mxfp4GgufToHf(await src.readRaw(x + 'up_exps'), E * I * H);
+    const d = mxfp4GgufToHf(await src.readRaw(x + 'down_exps'), E * H * I);
+    out.push(
+      { name: x + 'w_up', dtype: 'uint8', shape: [E, 2 * I, H / 32, 16], data: mergeRows(g.blocks, u.blocks, E, I, H / 2, gpt) },
+      { name: x + 'w_up_scales', dtype: 'uint8', shape: [E, 2 * I, H / 32], data: mergeRows(g.scales, u.scales, E, I, H / 32, gpt) },
+      { name: x + 'w_down', dtype: 'uint8', shape: [E, H, I / 32, 16], data: d.blocks },
+      { name: x + 'w_down_scales', dtype: 'uint8', shape: [E, H, I / 32], data: d.scales },
+    );
+  } else {
+    const g = await src.toFloat32(x + 'gate_exps');
+    const u = await src.toFloat32(x + 'up_exps');
+    out.push(
+      { name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: mergeRows(g, u, E, I, H, gpt) },
+      { name: x + 'w_down', dtype: 'float32', shape: [E, H, I], data: await src.toFloat32(x + 'down_exps') },
+    );
+  }
+  if (gpt) {
+    const gb = await src.toFloat32(x + 'gate_exps_bias');
+    const ub = await src.toFloat32(x + 'up_exps_bias');
+    out.push(
+      { name: x + 'gate_up_proj_bias', dtype: 'float32', shape: [E, 2 * I], data: mergeRows(gb, ub, E, I, 1, true) },
+      { name: x + 'down_proj_bias', dtype: 'float32', shape: [E, H], data: await src.toFloat32(x + 'down_exps_bias') },
+    );
+  }
+  return out;
+}
+
+/** Whether a checkpoint tensor is an expert matrix (or a GGUF expert bias) that gpuExpertTensors uploads, not as stored. */
 export function isExpertMatrix(name: string): boolean {
-  return /\.mlp\.experts\.(\d+\.(gate|up|down)_proj\.weight|gate_up_proj|down_proj|(gate_up|down)_proj_(blocks|scales))$/.test(name);
+  return /\.mlp\.experts\.(\d+\.(gate|up|down)_proj\.weight|gate_up_proj|down_proj|(gate_up|down)_proj_(blocks|scales)|(gate|up|down)_exps(_bias)?)$/.test(name);
 }

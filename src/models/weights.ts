@@ -34,12 +34,33 @@ export interface WeightSpec {
  * - Qwen3-MoE: router `mlp.gate.weight` [E, H]; experts per expert (`mlp.experts.e.{gate,up,down}_proj.weight`, as
  *   released and as transformers saves them), or stacked (`mlp.experts.gate_up_proj` [E, 2I, H], gate rows first,
  *   `mlp.experts.down_proj` [E, H, I]) when the source holds that form (`has`).
+ * - GGUF (both): llama.cpp's `ffn_{gate,up,down}_exps` as `mlp.experts.{gate,up,down}_exps` [E, rows, in] (+ biases).
  */
 function moeSpecs(cfg: DecoderConfig, p: string, has: (name: string) => boolean): WeightSpec[] {
   const m = cfg.moe!;
   const H = cfg.hiddenSize;
   const E = m.numExperts;
   const I = m.expertIntermediateSize;
+  if (has(p + 'mlp.experts.gate_exps')) {
+    // GGUF (llama.cpp): gate, up and down stacked separately, rows = outputs (any ggml type, MXFP4 included)
+    const x = p + 'mlp.experts.';
+    const gpt = m.kind === 'gpt_oss';
+    const out: WeightSpec[] = [
+      { name: p + (gpt ? 'mlp.router.weight' : 'mlp.gate.weight'), shape: [E, H], kind: 'router' },
+      { name: x + 'gate_exps', shape: [E, I, H], kind: 'experts' },
+      { name: x + 'up_exps', shape: [E, I, H], kind: 'experts' },
+      { name: x + 'down_exps', shape: [E, H, I], kind: 'experts' },
+    ];
+    if (gpt) {
+      out.push(
+        { name: p + 'mlp.router.bias', shape: [E], kind: 'bias' },
+        { name: x + 'gate_exps_bias', shape: [E, I], kind: 'bias' },
+        { name: x + 'up_exps_bias', shape: [E, I], kind: 'bias' },
+        { name: x + 'down_exps_bias', shape: [E, H], kind: 'bias' },
+      );
+    }
+    return out;
+  }
   if (m.kind === 'gpt_oss') {
     const x = p + 'mlp.experts.';
     const out: WeightSpec[] = [
