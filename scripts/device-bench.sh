@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: all but ort): attention gemv gemm decode torch ort. Receipts and logs go to $OUT.
+# Steps (default: all but ort and embed): attention gemv gemm decode torch ort embed. Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
 OUT=${OUT:-out/device-bench}
@@ -36,7 +36,11 @@ for s in "${steps[@]}"; do
       TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"attention":{"prefillFlash":"on"}}' \
         run decode-tunables 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
+    # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
+    embed)
+      run embed 200 node --import tsx bench/embed.ts --out "$OUT/embed.json"
+      run torch-embed 120 python3 bench/torch_embed.py --out "$OUT/torch-embed.json" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm decode torch ort)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm decode torch ort embed)" >&2 ;;
   esac
 done

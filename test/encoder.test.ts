@@ -77,10 +77,26 @@ describe('BertModel', () => {
       // the batch's linears run over more rows (another tiling may sum in another order): f32 rounding only
       expect(maxRelErr(all[i]!, one!)).toBeLessThan(1e-5);
     }
-    // 19 texts: a run of 16 and a run of 3 (padded to 4 sequences)
+    // 19 texts: one run, padded to 32 sequences
     const many = Array.from({ length: 19 }, (_, i) => Array.from({ length: 1 + (i % 11) }, (_, t) => (i * 7 + t * 3) % 50));
     const hs = await model.encoder.forwardBatch(many.map((ids) => ({ ids })));
     for (const j of [0, 15, 16, 18]) expect(maxRelErr(hs[j]!.hidden, encoderRef(cfg, weights(tensors), many[j]!)), `text ${j}`).toBeLessThan(1e-4);
+  });
+
+  it('f16 dense weights stay within f16 rounding of the f32 reference (needs shader-f16: the GPU lane)', async (ctx) => {
+    if (!dev.caps.features.has('shader-f16')) {
+      await expect(loadEncoder(dev, dir, { weights: 'f16' })).rejects.toThrow(/f16 weights need a device with shader-f16/);
+      ctx.skip('this device lacks shader-f16 (the f16 weights were refused with the reason); the GPU lane runs the comparison');
+      return;
+    }
+    const { encoder } = await loadEncoder(dev, dir, { weights: 'f16' });
+    try {
+      expect(encoder.weightDtype).toBe('float16');
+      const ids = [2, 5, 9, 11, 4, 6, 8];
+      expect(maxRelErr((await encoder.forward(ids)).hidden, encoderRef(cfg, weights(tensors), ids))).toBeLessThan(5e-3);
+    } finally {
+      encoder.destroy();
+    }
   });
 
   it('refuses ids outside the vocabulary and sequences past max_position_embeddings', async () => {

@@ -2,13 +2,14 @@
  * Encoders for embeddings and reranking: BERT and (XLM-)RoBERTa (absolute positions, token types, post-LayerNorm,
  * GELU, bidirectional attention), with the sequence-classification heads cross-encoders use. The forward pass is a
  * step of op calls (layernorm, linear, bias_act, attention with causal 0, residual) compiled once per (batch, length)
- * bucket by the program layer: up to 16 texts run together, each padded to the bucket of the longest (the next power of
+ * bucket by the program layer: up to 64 texts run together, each padded to the bucket of the longest (the next power of
  * two, at least 8 tokens), its padded rows masked out of its attention by a dynamic kv_len = its length (rows never mix
  * elsewhere) and ignored by pooling.
  */
 import type { ModelFiles } from '../formats/files.ts';
 import { readText } from '../formats/files.ts';
 import { openCheckpoint, type Checkpoint } from '../formats/checkpoint.ts';
+import { f32ToF16Bytes } from '../formats/index.ts';
 import { readFloat32, storageBuffer, uploadBuffer, writeBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
@@ -148,7 +149,34 @@ export interface EncoderOutput {
   tokens: number;
 }
 
-/** An encoder resident on the GPU (f32 weights). */
+export interface EncoderOptions {
+  /** Dense-layer weight matrices on the GPU: f32 (default), f16 (needs shader-f16) or auto (f16 where the device has shader-f16). */
+  weights?: 'f32' | 'f16' | 'auto';
+}
+
+/** Every tensor an encoder of this config reads, by HF name, with its shape. */
+export function encoderTensorShapes(cfg: EncoderConfig): Map<string, number[]> {
+  const H = cfg.hidden;
+  const want = new Map<string, number[]>();
+  const e = `${cfg.prefix}embeddings.`;
+  want.set(`${e}word_embeddings.weight`, [cfg.vocabSize, H]);
+  want.set(`${e}position_embeddings.weight`, [cfg.maxPositions, H]);
+  want.set(`${e}token_type_embeddings.weight`, [cfg.typeVocabSize, H]);
+  want.set(`${e}LayerNorm.weight`, [H]).set(`${e}LayerNorm.bias`, [H]);
+  for (let i = 0; i < cfg.layers; i++) {
+    const n = layerNames(cfg, i);
+    for (const d of [n.q, n.k, n.v, n.o]) want.set(`${d}.weight`, [H, H]).set(`${d}.bias`, [H]);
+    for (const d of [n.ln1, n.ln2]) want.set(`${d}.weight`, [H]).set(`${d}.bias`, [H]);
+    want.set(`${n.up}.weight`, [cfg.intermediate, H]).set(`${n.up}.bias`, [cfg.intermediate]);
+    want.set(`${n.down}.weight`, [H, cfg.intermediate]).set(`${n.down}.bias`, [H]);
+  }
+  const [h1, h2] = headNames(cfg);
+  if (h1) want.set(`${h1}.weight`, [H, H]).set(`${h1}.bias`, [H]);
+  if (h2) want.set(`${h2}.weight`, [cfg.numLabels, H]).set(`${h2}.bias`, [cfg.numLabels]);
+  return want;
+}
+
+/** An encoder resident on the GPU (f32 activations; f32 or f16 dense weights). */
 export class Encoder {
   readonly ops: OpRunner;
   private readonly emb: { word: Tensor; pos: Tensor; type: Tensor; ln: Dense };
@@ -161,19 +189,21 @@ export class Encoder {
   private constructor(
     readonly dev: TesseraDevice,
     readonly cfg: EncoderConfig,
-    tensors: Map<string, Float32Array>,
+    tensors: ReadonlyMap<string, Float32Array>,
     headWeights: HostDense[],
+    /** Storage of the dense layers' weight matrices (activations stay f32). */
+    readonly weightDtype: 'float32' | 'float16',
   ) {
     this.ops = new OpRunner(dev);
-    const up = (name: string, shape: number[]): Tensor => {
+    const up = (name: string, shape: number[], dtype: 'float32' | 'float16' = 'float32'): Tensor => {
       const data = tensors.get(name);
       if (!data) throw new ModelConfigError('(checkpoint)', name, 'missing tensor');
-      const buffer = uploadBuffer(dev.device, data, name);
+      const buffer = uploadBuffer(dev.device, dtype === 'float16' ? f32ToF16Bytes(data) : data, name);
       this.owned.push(buffer);
-      return { buffer, dtype: 'float32', shape };
+      return { buffer, dtype, shape };
     };
     const H = cfg.hidden;
-    const dense = (name: string, n: number, k: number): Dense => ({ w: up(`${name}.weight`, [n, k]), b: up(`${name}.bias`, [n]) });
+    const dense = (name: string, n: number, k: number): Dense => ({ w: up(`${name}.weight`, [n, k], weightDtype), b: up(`${name}.bias`, [n]) });
     const ln = (name: string): Dense => ({ w: up(`${name}.weight`, [H]), b: up(`${name}.bias`, [H]) });
     const e = `${cfg.prefix}embeddings.`;
     this.emb = {
@@ -199,34 +229,26 @@ export class Encoder {
   }
 
   /** Load from a checkpoint already opened (every tensor read as f32 and checked against the config's shapes). */
-  static async fromCheckpoint(dev: TesseraDevice, ck: Checkpoint, cfg: EncoderConfig): Promise<Encoder> {
-    const H = cfg.hidden;
-    const want = new Map<string, number[]>();
-    const e = `${cfg.prefix}embeddings.`;
-    want.set(`${e}word_embeddings.weight`, [cfg.vocabSize, H]);
-    want.set(`${e}position_embeddings.weight`, [cfg.maxPositions, H]);
-    want.set(`${e}token_type_embeddings.weight`, [cfg.typeVocabSize, H]);
-    want.set(`${e}LayerNorm.weight`, [H]).set(`${e}LayerNorm.bias`, [H]);
-    for (let i = 0; i < cfg.layers; i++) {
-      const n = layerNames(cfg, i);
-      for (const d of [n.q, n.k, n.v, n.o]) want.set(`${d}.weight`, [H, H]).set(`${d}.bias`, [H]);
-      for (const d of [n.ln1, n.ln2]) want.set(`${d}.weight`, [H]).set(`${d}.bias`, [H]);
-      want.set(`${n.up}.weight`, [cfg.intermediate, H]).set(`${n.up}.bias`, [cfg.intermediate]);
-      want.set(`${n.down}.weight`, [H, cfg.intermediate]).set(`${n.down}.bias`, [H]);
-    }
-    const [h1, h2] = headNames(cfg);
-    if (h1) want.set(`${h1}.weight`, [H, H]).set(`${h1}.bias`, [H]);
-    if (h2) want.set(`${h2}.weight`, [cfg.numLabels, H]).set(`${h2}.bias`, [cfg.numLabels]);
+  static async fromCheckpoint(dev: TesseraDevice, ck: Checkpoint, cfg: EncoderConfig, opts: EncoderOptions = {}): Promise<Encoder> {
     const tensors = new Map<string, Float32Array>();
-    for (const [name, shape] of want) {
+    for (const [name, shape] of encoderTensorShapes(cfg)) {
       if (!ck.has(name)) throw new ModelConfigError(ck.path, name, `missing tensor (${cfg.architecture} needs it, shape [${shape.join(', ')}])`);
       const info = ck.info(name);
       if (info.shape.join(',') !== shape.join(',')) throw new ModelConfigError(ck.path, name, `has shape [${info.shape.join(', ')}], the config implies [${shape.join(', ')}]`);
       tensors.set(name, await ck.toFloat32(name));
     }
+    return Encoder.fromTensors(dev, cfg, tensors, opts);
+  }
+
+  /** From f32 tensors by HF name (encoderTensorShapes lists them): checkpoints, and random weights for benchmarks. */
+  static fromTensors(dev: TesseraDevice, cfg: EncoderConfig, tensors: ReadonlyMap<string, Float32Array>, opts: EncoderOptions = {}): Encoder {
+    const H = cfg.hidden;
+    const [h1, h2] = headNames(cfg);
     const host = (name: string, n: number, k: number): HostDense => ({ w: tensors.get(`${name}.weight`)!, b: tensors.get(`${name}.bias`)!, n, k });
     const head = h1 && h2 ? [host(h1, H, H), host(h2, cfg.numLabels, H)] : [];
-    return new Encoder(dev, cfg, tensors, head);
+    const f16 = opts.weights === 'f16' || (opts.weights === 'auto' && dev.caps.features.has('shader-f16'));
+    if (opts.weights === 'f16' && !dev.caps.features.has('shader-f16')) throw new RangeError('encoder: f16 weights need a device with shader-f16 (the prefill GEMMs over f16 weights use it); use f32 or auto');
+    return new Encoder(dev, cfg, tensors, head, f16 ? 'float16' : 'float32');
   }
 
   /** Tokens a text of `n` tokens is padded to. */
@@ -309,7 +331,7 @@ export class Encoder {
 
   /**
    * Last-layer hidden states of several sequences in one run: padded to the bucket of the longest (powers of two from
-   * 8) and to a power-of-two count of sequences (at most 16 per run; more run in several), each sequence's padding
+   * 8) and to a power-of-two count of sequences (at most 64 per run; more run in several), each sequence's padding
    * masked out of its attention by its length.
    */
   async forwardBatch(seqs: readonly { ids: readonly number[]; typeIds?: readonly number[] }[]): Promise<EncoderOutput[]> {
@@ -346,7 +368,7 @@ export class Encoder {
   }
 
   /** Sequences per compiled run (more run in several). */
-  static readonly MAX_BATCH = 16;
+  static readonly MAX_BATCH = 64;
 
   /** Scores of the classification head for one sequence's hidden states (BERT: pooler then classifier; RoBERTa: dense, tanh, out_proj on the first token). */
   classify(hidden: Float32Array): Float32Array {
@@ -377,7 +399,7 @@ function matvec(d: HostDense, x: Float32Array): Float32Array {
 }
 
 /** Open an encoder checkpoint folder (config.json + safetensors). */
-export async function loadEncoder(dev: TesseraDevice, path: string | ModelFiles): Promise<{ encoder: Encoder; files: ModelFiles }> {
+export async function loadEncoder(dev: TesseraDevice, path: string | ModelFiles, opts: EncoderOptions = {}): Promise<{ encoder: Encoder; files: ModelFiles }> {
   const files = typeof path === 'string' ? await (await getHost(`opening the encoder ${path}`)).openPath(path) : path;
   if (!files) throw new ModelConfigError(String(path), '(path)', 'does not exist: pass a Hugging Face model folder');
   if (files.kind !== 'folder') throw new ModelConfigError(files.path, '(path)', 'an encoder loads from a Hugging Face model folder (config.json and safetensors)');
@@ -391,5 +413,5 @@ export async function loadEncoder(dev: TesseraDevice, path: string | ModelFiles)
   }
   const ck = await openCheckpoint(files);
   const cfg = encoderConfigFromHF(json, cf.path, (n) => ck.has(n));
-  return { encoder: await Encoder.fromCheckpoint(dev, ck, cfg), files };
+  return { encoder: await Encoder.fromCheckpoint(dev, ck, cfg, opts), files };
 }

@@ -2,13 +2,13 @@
  * Embeddings and reranking over an encoder (src/models/encoder.ts): `embed(model, texts)` returns one vector per text,
  * pooled as the model's sentence-transformers configuration says (modules.json, 1_Pooling/config.json, a Normalize
  * module) unless the caller overrides it; `rerank(model, query, documents)` scores each (query, document) pair with a
- * cross-encoder's classification head. Texts run together in order of length, up to 16 per compiled run (one program
+ * cross-encoder's classification head. Texts run together in order of length, up to 64 per compiled run (one program
  * per batch and length bucket), and come back in the caller's order.
  */
 import type { ModelFiles, ModelFolder } from '../formats/files.ts';
 import { readText } from '../formats/files.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import { loadEncoder, type Encoder } from '../models/encoder.ts';
+import { loadEncoder, type Encoder, type EncoderOptions } from '../models/encoder.ts';
 import { ModelConfigError } from '../models/errors.ts';
 import { loadTokenizer, type TextTokenizer } from '../tokenizer/index.ts';
 
@@ -62,8 +62,8 @@ export async function sentenceTransformersPooling(folder: ModelFolder): Promise<
 }
 
 /** Load an encoder folder with its tokenizer and pooling configuration. */
-export async function loadEmbeddingModel(dev: TesseraDevice, path: string | ModelFiles): Promise<EmbeddingModel> {
-  const { encoder, files } = await loadEncoder(dev, path);
+export async function loadEmbeddingModel(dev: TesseraDevice, path: string | ModelFiles, opts: EncoderOptions = {}): Promise<EmbeddingModel> {
+  const { encoder, files } = await loadEncoder(dev, path, opts);
   try {
     const folder = files as ModelFolder;
     const tokenizer = (await folder.open('tokenizer.json')) ? await loadTokenizer(folder) : null;
@@ -113,7 +113,7 @@ export async function embed(model: EmbeddingModel, inputs: readonly (string | re
   const seqs = inputs.map((x, i) => truncate(model, tokenize(model, x, `embed (input ${i})`)));
   const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]!.length - seqs[b]!.length);
   const out: Float32Array[] = new Array(seqs.length);
-  // sorted by length, so each run of up to 16 pads to a similar length
+  // sorted by length, so each run of up to 64 pads to a similar length
   const res = await model.encoder.forwardBatch(order.map((i) => ({ ids: seqs[i]! })));
   order.forEach((i, k) => (out[i] = pool(res[k]!.hidden, res[k]!.tokens, model.encoder.cfg.hidden, pooling, normalize)));
   return out;
