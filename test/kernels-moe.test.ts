@@ -1,13 +1,15 @@
 /**
  * The moe contract (src/ops/contracts/moe.contract.json: route, up, down over src/kernels/moe/*.wgsl.jinja) against
  * the CPU reference of the MoE block (src/reference/moe.ts): gpt-oss (top-k then softmax, router and expert biases,
- * interleaved gate/up, clamped SwiGLU that binds) with float32 and MXFP4 experts, Qwen3-MoE (softmax then top-k, with
+ * interleaved gate/up, clamped SwiGLU that binds) with float32, MXFP4 and ggml Q8_0 / Q4_K experts (also mixed),
+ * Qwen3-MoE (softmax then top-k, with
  * and without norm_topk_prob); top-k 1, 2 and 4; 4 to 32 experts; 1 and several tokens; widths that leave partial
  * workgroups.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
+import { dequantizeQ4_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ8_0 } from '../src/formats/quant/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import type { MoeConfig } from '../src/models/config.ts';
 import { moeForward } from '../src/reference/moe.ts';
@@ -27,9 +29,14 @@ function t3(x: Float32Array, E: number, R: number, C: number): Float32Array {
   return y;
 }
 
+type Fmt = 'f32' | 'mxfp4' | 'q8_0' | 'q4_k';
+
 interface Case {
   kind: 'gpt_oss' | 'qwen3_moe';
+  /** expert storage: MXFP4 both, or a ggml format for up / down */
   mx: boolean;
+  up?: Fmt;
+  down?: Fmt;
   T: number;
   E: number;
   K: number;
@@ -46,10 +53,16 @@ const CASES: Case[] = [
   { kind: 'qwen3_moe', mx: false, T: 7, E: 8, K: 2, H: 40, I: 24, norm: true },
   { kind: 'qwen3_moe', mx: false, T: 1, E: 32, K: 4, H: 64, I: 32, norm: false },
   { kind: 'qwen3_moe', mx: true, T: 3, E: 16, K: 2, H: 64, I: 96, norm: true },
+  { kind: 'qwen3_moe', mx: false, up: 'q8_0', down: 'q8_0', T: 4, E: 8, K: 2, H: 64, I: 96, norm: true },
+  { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q4_k', T: 1, E: 8, K: 4, H: 256, I: 256, norm: false },
+  { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'f32', T: 3, E: 4, K: 2, H: 256, I: 96, norm: true },
+  { kind: 'gpt_oss', mx: false, up: 'q8_0', down: 'q4_k', T: 2, E: 4, K: 2, H: 64, I: 256 },
 ];
 
+const GGML = { q8_0: [dequantizeQ8_0, quantizeQ8_0], q4_k: [dequantizeQ4_K, quantizeQ4_K] } as const;
+
 describe('moe contract vs the CPU reference', () => {
-  it.for(CASES)('$kind mx=$mx T=$T E=$E K=$K H=$H I=$I', async (c) => {
+  it.for(CASES)('$kind mx=$mx up=$up down=$down T=$T E=$E K=$K H=$H I=$I', async (c) => {
     const r = new Rng(`moe/${JSON.stringify(c)}`);
     const gpt = c.kind === 'gpt_oss';
     const m: MoeConfig = {
@@ -69,7 +82,7 @@ describe('moe contract vs the CPU reference', () => {
     };
     const { T, E, H, I } = c;
     const x = r.floats(T * H, -2, 2);
-    const routerW = r.floats(E * H, -0.5, 0.5);
+    const routerW = r.floats(E * H, -0.5 / Math.sqrt(H / 16), 0.5 / Math.sqrt(H / 16)); // logits of a few units
     const routerB = gpt ? r.floats(E, -0.2, 0.2) : new Float32Array(1);
     // rows = outputs (the GPU layout); gate/up pre-activations reach past the clamp at 7 (x ~ U(-2, 2), |w| <= 1.5)
     let up = r.floats(E * 2 * I * H, -1.5 / Math.sqrt(H / 16), 1.5 / Math.sqrt(H / 16));
@@ -93,8 +106,18 @@ describe('moe contract vs the CPU reference', () => {
       inputs.w_down = { dtype: 'uint8', shape: [E, H, I / 32, 16], data: qd.blocks };
       inputs.w_down_scales = { dtype: 'uint8', shape: [E, H, I / 32], data: qd.scales };
     } else {
-      inputs.w_up = { dtype: 'float32', shape: [E, 2 * I, H], data: up };
-      inputs.w_down = { dtype: 'float32', shape: [E, H, I], data: down };
+      const stored = (x: Float32Array, fmt: Fmt | undefined, shape: number[]) => {
+        if (!fmt || fmt === 'f32') return { x, t: { dtype: 'float32', shape, data: x } };
+        const [deq, quant] = GGML[fmt as 'q8_0' | 'q4_k'];
+        const q = quant(x);
+        return { x: deq(q, x.length), t: { dtype: fmt, shape, data: q } };
+      };
+      const su = stored(up, c.up, [E, 2 * I, H]);
+      const sd = stored(down, c.down, [E, H, I]);
+      up = su.x;
+      down = sd.x;
+      inputs.w_up = su.t;
+      inputs.w_down = sd.t;
       inputs.w_up_scales = { dtype: 'uint8', shape: [1], data: new Uint8Array(1) };
       inputs.w_down_scales = { dtype: 'uint8', shape: [1], data: new Uint8Array(1) };
     }
@@ -114,7 +137,7 @@ describe('moe contract vs the CPU reference', () => {
       inputs: inputs as never,
       attributes: { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 },
     });
-    expect(plan.variant).toBe(c.mx ? 'mxfp4' : 'float');
+    expect(plan.variant).toBe(c.mx ? 'mxfp4' : (c.up ?? 'f32') !== 'f32' || (c.down ?? 'f32') !== 'f32' ? 'ggml' : 'float');
     const got = outputs.y!.data as Float32Array;
     let d = 0;
     let mag = 0;

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GgmlType, gv, quantizeMXFP4, writeGguf, type GgufMetadataInput, type GgufTensorToWrite } from '../src/formats/index.ts';
+import { GgmlType, gv, quantizeMXFP4, quantizeQ8_0, writeGguf, type GgufMetadataInput, type GgufTensorToWrite } from '../src/formats/index.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel } from '../src/models/load.ts';
@@ -91,7 +91,10 @@ function worstRel(a: Float32Array, b: Float32Array, V: number): number {
 }
 
 describe('MoE GGUF files (llama.cpp layout)', () => {
-  it('qwen3moe: stacked F32 experts run on the GPU and match the HF folder', async () => {
+  it.for([
+    ['F32', GgmlType.F32],
+    ['Q8_0', GgmlType.Q8_0],
+  ] as const)('qwen3moe: stacked %s experts run on the GPU (kept as stored) and match the CPU reference', async ([label, type]) => {
     // llama.cpp's qwen3moe routes every layer and renormalizes the top-k weights
     const cfg = { ...QWEN3_MOE_TINY, mlp_only_layers: [], norm_topk_prob: true };
     const t = randomTensors(cfg, 91);
@@ -106,19 +109,21 @@ describe('MoE GGUF files (llama.cpp layout)', () => {
       for (const [part, rows, cols] of [['gate', I, H], ['up', I, H], ['down', H, I]] as const) {
         const stacked = new Float32Array(E * rows * cols);
         for (let e = 0; e < E; e++) stacked.set(t.get(`model.layers.${l}.mlp.experts.${e}.${part}_proj.weight`)!.x, e * rows * cols);
-        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type: GgmlType.F32, shape: [E, rows, cols], data: asBytes(stacked) });
+        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type, shape: [E, rows, cols], data: type === GgmlType.Q8_0 ? quantizeQ8_0(stacked) : asBytes(stacked) });
       }
     }
     const file = await writeFile('qwen3moe', meta('qwen3moe', cfg, { 'qwen3moe.expert_count': gv.u32(E), 'qwen3moe.expert_feed_forward_length': gv.u32(I) }), tensors);
-    const src = await openModelSource(dir);
+    // the reference reads the same file (Q8_0 experts dequantized); F32: the HF folder too
+    const src = await openModelSource(type === GgmlType.F32 ? dir : file);
     const want = referenceForward(src.config, await referenceWeights(src), ids);
     const model = await loadModel(dev, file, { quant: 'f32', maxPositions: 64 });
     try {
       expect(model.config.architecture).toBe('Qwen3MoeForCausalLM');
       expect(model.config.moe).toMatchObject({ numExperts: E, topK: 2, normTopkProb: true, sparse: [true, true, true, true] });
+      expect(model.weights.get('model.layers.0.mlp.experts.w_up').dtype).toBe(type === GgmlType.Q8_0 ? 'q8_0' : 'float32');
       const r = await computeLogits(model, ids);
       const err = worstRel(r.all, want, model.config.vocabSize);
-      console.log(`qwen3moe GGUF on the GPU vs the HF folder's CPU reference: worst relative logit error ${err.toExponential(2)}`);
+      console.log(`qwen3moe GGUF (${label} experts) on the GPU vs the CPU reference: worst relative logit error ${err.toExponential(2)}`);
       expect(err).toBeLessThan(1e-4);
     } finally {
       model.destroy();

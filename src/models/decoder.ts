@@ -377,7 +377,8 @@ export class Decoder {
     const has = (n: string) => this.weights.tensors.has(p + n);
     const gpt = m.kind === 'gpt_oss';
     // MXFP4 experts (a released gpt-oss folder, or MXFP4 tensors of a GGUF) are uploaded as uint8 blocks + scales
-    const mx = w('mlp.experts.w_up').dtype === 'uint8';
+    const mxUp = w('mlp.experts.w_up').dtype === 'uint8';
+    const mxDown = w('mlp.experts.w_down').dtype === 'uint8';
     const d = s.act('d', [x.shape[0]!, this.cfg.hiddenSize]);
     s.op(
       'moe',
@@ -386,10 +387,10 @@ export class Decoder {
         router_w: w(gpt ? 'mlp.router.weight' : 'mlp.gate.weight'),
         router_b: m.routerBias && has('mlp.router.bias') ? w('mlp.router.bias') : this.dummyF32,
         w_up: w('mlp.experts.w_up'),
-        w_up_scales: mx ? w('mlp.experts.w_up_scales') : this.dummyU8,
+        w_up_scales: mxUp ? w('mlp.experts.w_up_scales') : this.dummyU8,
         b_up: m.expertBias ? w('mlp.experts.gate_up_proj_bias') : this.dummyF32,
         w_down: w('mlp.experts.w_down'),
-        w_down_scales: mx ? w('mlp.experts.w_down_scales') : this.dummyU8,
+        w_down_scales: mxDown ? w('mlp.experts.w_down_scales') : this.dummyU8,
         b_down: m.expertBias ? w('mlp.experts.down_proj_bias') : this.dummyF32,
         y: d,
       },

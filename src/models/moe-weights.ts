@@ -6,6 +6,7 @@
  * rows = outputs) or per-expert tensors (stacked here).
  */
 import { GgmlType } from '../formats/quant/ggml-types.ts';
+import { quantizeQ4_K, quantizeQ8_0 } from '../formats/quant/index.ts';
 import { mxfp4GgufToHf } from '../formats/quant/mxfp4.ts';
 import type { ModelSource } from './source.ts';
 
@@ -15,7 +16,8 @@ export interface ExpertTensor {
    * transformers form the decoder binds (gate_up_proj_bias interleaved [E, 2I], down_proj_bias [E, H]).
    */
   name: string;
-  dtype: 'float32' | 'uint8';
+  /** uint8: MXFP4 blocks (with a `_scales` tensor); q8_0 / q4_k: ggml blocks of each row. */
+  dtype: 'float32' | 'uint8' | 'q8_0' | 'q4_k';
   shape: number[];
   data: Float32Array | Uint8Array;
 }
@@ -30,8 +32,26 @@ export function transpose3(x: Float32Array, E: number, R: number, C: number): Fl
   return y;
 }
 
-/** The GPU expert tensors of sparse layer l. */
-export async function gpuExpertTensors(src: ModelSource, l: number): Promise<ExpertTensor[]> {
+/** Block formats the moe contract reads in place, by rows of `K` inputs. */
+function ggmlRows(type: number | undefined, K: number): 'q8_0' | 'q4_k' | undefined {
+  if (type === GgmlType.Q8_0 && K % 32 === 0) return 'q8_0';
+  if (type === GgmlType.Q4_K && K % 256 === 0) return 'q4_k';
+  return undefined;
+}
+
+/** Float rows quantized for `quant` where the rows fit its blocks (else kept f32). */
+function quantRows(name: string, x: Float32Array, shape: number[], quant: string | undefined): ExpertTensor {
+  const K = shape[shape.length - 1]!;
+  if (quant === 'q8_0' && K % 32 === 0) return { name, dtype: 'q8_0', shape, data: quantizeQ8_0(x) };
+  if (quant === 'q4k' && K % 256 === 0) return { name, dtype: 'q4_k', shape, data: quantizeQ4_K(x) };
+  return { name, dtype: 'float32', shape, data: x };
+}
+
+/**
+ * The GPU expert tensors of sparse layer l. `quant` (the load's quantization mode) quantizes float experts to Q8_0
+ * (`q8_0`) or Q4_K (`q4k`) where their widths fit the blocks; MXFP4 and GGUF block experts stay as stored.
+ */
+export async function gpuExpertTensors(src: ModelSource, l: number, quant?: string): Promise<ExpertTensor[]> {
   const cfg = src.config;
   const m = cfg.moe!;
   const E = m.numExperts;
@@ -64,10 +84,7 @@ export async function gpuExpertTensors(src: ModelSource, l: number): Promise<Exp
       down.set(await src.toFloat32(`${x}${e}.down_proj.weight`), e * H * I);
     }
   }
-  return [
-    { name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: up },
-    { name: x + 'w_down', dtype: 'float32', shape: [E, H, I], data: down },
-  ];
+  return [quantRows(x + 'w_up', up, [E, 2 * I, H], quant), quantRows(x + 'w_down', down, [E, H, I], quant)];
 }
 
 /** Rows of two [E, R, C] arrays (elements of `rowLen` units) merged per expert: interleaved (a0 b0 a1 b1 ..) or a then b. */
@@ -87,8 +104,9 @@ function mergeRows<T extends Float32Array | Uint8Array>(a: T, b: T, E: number, R
 
 /**
  * llama.cpp's stacked gate / up / down (GGUF): gate and up rows merged into w_up (gpt-oss interleaves them, as
- * transformers' gate_up_proj; Qwen puts gate rows first). MXFP4 files stay MXFP4 (their 17-byte blocks regrouped into
- * the transformers layout, no rounding); any other ggml type is dequantized to f32.
+ * transformers' gate_up_proj; Qwen puts gate rows first). MXFP4 stays MXFP4 (ggml's 17-byte blocks regrouped into the
+ * transformers layout, no rounding), Q8_0 and Q4_K rows stay as stored (whole blocks per row); other ggml types (Q6_K
+ * down projections of Q4_K_M files, F16, BF16) are dequantized to f32.
  */
 async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]> {
   const cfg = src.config;
@@ -99,23 +117,38 @@ async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]>
   const x = `model.layers.${l}.mlp.experts.`;
   const gpt = m.kind === 'gpt_oss';
   const out: ExpertTensor[] = [];
-  const mx = ['gate_exps', 'up_exps', 'down_exps'].every((n) => src.info(x + n).ggmlType === GgmlType.MXFP4);
-  if (mx) {
+  const type = (n: string) => src.info(x + n).ggmlType;
+  // gate and up rows merge into w_up: they must share a block format to stay in it
+  const upType = type('gate_exps') === type('up_exps') ? type('gate_exps') : undefined;
+  if (upType === GgmlType.MXFP4) {
     const g = mxfp4GgufToHf(await src.readRaw(x + 'gate_exps'), E * I * H);
     const u = mxfp4GgufToHf(await src.readRaw(x + 'up_exps'), E * I * H);
-    const d = mxfp4GgufToHf(await src.readRaw(x + 'down_exps'), E * H * I);
     out.push(
       { name: x + 'w_up', dtype: 'uint8', shape: [E, 2 * I, H / 32, 16], data: mergeRows(g.blocks, u.blocks, E, I, H / 2, gpt) },
       { name: x + 'w_up_scales', dtype: 'uint8', shape: [E, 2 * I, H / 32], data: mergeRows(g.scales, u.scales, E, I, H / 32, gpt) },
+    );
+  } else {
+    const fmt = ggmlRows(upType, H);
+    if (fmt) {
+      const rowBytes = fmt === 'q8_0' ? (H / 32) * 34 : (H / 256) * 144;
+      out.push({ name: x + 'w_up', dtype: fmt, shape: [E, 2 * I, H], data: mergeRows(await src.readRaw(x + 'gate_exps'), await src.readRaw(x + 'up_exps'), E, I, rowBytes, gpt) });
+    } else {
+      out.push({ name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: mergeRows(await src.toFloat32(x + 'gate_exps'), await src.toFloat32(x + 'up_exps'), E, I, H, gpt) });
+    }
+  }
+  const downType = type('down_exps');
+  if (downType === GgmlType.MXFP4) {
+    const d = mxfp4GgufToHf(await src.readRaw(x + 'down_exps'), E * H * I);
+    out.push(
       { name: x + 'w_down', dtype: 'uint8', shape: [E, H, I / 32, 16], data: d.blocks },
       { name: x + 'w_down_scales', dtype: 'uint8', shape: [E, H, I / 32], data: d.scales },
     );
   } else {
-    const g = await src.toFloat32(x + 'gate_exps');
-    const u = await src.toFloat32(x + 'up_exps');
+    const fmt = ggmlRows(downType, I);
     out.push(
-      { name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: mergeRows(g, u, E, I, H, gpt) },
-      { name: x + 'w_down', dtype: 'float32', shape: [E, H, I], data: await src.toFloat32(x + 'down_exps') },
+      fmt
+        ? { name: x + 'w_down', dtype: fmt, shape: [E, H, I], data: await src.readRaw(x + 'down_exps') }
+        : { name: x + 'w_down', dtype: 'float32', shape: [E, H, I], data: await src.toFloat32(x + 'down_exps') },
     );
   }
   if (gpt) {

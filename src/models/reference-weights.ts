@@ -8,6 +8,7 @@
  * - GGUF's stacked gate / up / down (any ggml type, MXFP4 included): merged the same way (moe-weights.ts), biases too.
  * For tests and tiny models: the whole model is held in f32.
  */
+import { dequantize, GgmlType } from '../formats/quant/index.ts';
 import { dequantizeMxfp4Hf } from '../formats/quant/mxfp4.ts';
 import type { WeightMap } from '../reference/llm.ts';
 import { ModelConfigError } from './errors.ts';
@@ -37,6 +38,8 @@ export async function referenceWeights(src: ModelSource): Promise<WeightMap> {
       const rows = (n: string): Float32Array => {
         const t = gpu.get(x + n)!;
         if (t.dtype === 'float32') return t.data as Float32Array;
+        if (t.dtype === 'q8_0') return dequantize(GgmlType.Q8_0, t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
+        if (t.dtype === 'q4_k') return dequantize(GgmlType.Q4_K, t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
         const blocks = t.data as Uint8Array;
         const scales = gpu.get(x + n + '_scales')!.data as Uint8Array;
         if (blocks.length !== scales.length * 16) {

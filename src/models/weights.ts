@@ -311,10 +311,14 @@ export async function uploadWeights(
     }
     for (let l = 0; l < cfg.numLayers; l++) {
       if (!cfg.moe?.sparse[l]) continue;
-      for (const t of await gpuExpertTensors(src, l)) {
+      for (const t of await gpuExpertTensors(src, l, mode)) {
         const buffer = uploadBuffer(dev.device, t.data, t.name);
         tensors.set(t.name, { buffer, dtype: t.dtype, shape: t.shape });
-        if (t.name.endsWith('w_up') || t.name.endsWith('w_down')) storage[t.dtype === 'uint8' ? 'mxfp4' : t.dtype] = (storage[t.dtype === 'uint8' ? 'mxfp4' : t.dtype] ?? 0) + 1;
+        if (t.name.endsWith('w_up') || t.name.endsWith('w_down')) {
+          const kind = `experts ${t.dtype === 'uint8' ? 'mxfp4' : t.dtype}`;
+          storage[kind] = (storage[kind] ?? 0) + 1;
+          if (mode === 'f16' && t.dtype === 'float32') notes.add(`${t.name}: the moe contract reads experts as f32, MXFP4, Q8_0 or Q4_K, not f16; stored as float32`);
+        }
         bytes += buffer.size;
       }
     }
