@@ -7,12 +7,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
 import { runContract } from '../src/contracts/run.ts';
-import { f16BytesToF32, f32ToF16Bytes } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { attentionRef, attentionUniforms } from '../src/reference/attention.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
+import { attentionCase } from './helpers/attention-inputs.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -31,21 +31,11 @@ describe('attention prefill_flash', () => {
     [24, 4, 1, 128, 24, 0, 'float32', 0, 0, 0],
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i causal %i', async ([T, H, Hkv, D, cap, start, kvDt, softcap, win, causal], ctx) => {
     const r = new Rng(`attention-prefill/${T}/${H}/${Hkv}/${D}/${start}`);
-    const q = r.floats(T * H * D);
-    let k = r.floats(cap * Hkv * D);
-    let v = r.floats(cap * Hkv * D);
-    const half = (x: Float32Array) => new Uint16Array(f32ToF16Bytes(x).buffer);
-    const kd = kvDt === 'float16' ? half(k) : k;
-    const vd = kvDt === 'float16' ? half(v) : v;
-    if (kvDt === 'float16') {
-      k = f16BytesToF32(new Uint8Array(kd.buffer));
-      v = f16BytesToF32(new Uint8Array(vd.buffer));
-    }
-    const u32 = { dtype: 'uint32', shape: [1], data: new Uint32Array([0]) };
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
     let res;
     try {
       res = await runContract(dev, opContract('attention'), {
-        inputs: { q: { dtype: 'float32', shape: [T, H, D], data: q }, k: { dtype: kvDt, shape: [cap, Hkv, D], data: kd }, v: { dtype: kvDt, shape: [cap, Hkv, D], data: vd }, kvLen: u32, pageTable: u32 },
+        inputs: c.inputs,
         attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win, causal },
         tunables: { prefillFlash: 'on', cpuMapping: 'off' },
         variant: 'prefill_flash',
@@ -61,6 +51,6 @@ describe('attention prefill_flash', () => {
     const G = H / Hkv;
     expect(res.plan.passes.map((p) => p.dispatch)).toEqual([[Math.ceil(T / (32 / G)), Hkv, 1]]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win, is_causal: causal });
-    expect(maxRelErr(res.outputs.out!.data as Float32Array, attentionRef(u, { q, k, v } as never))).toBeLessThan(1e-5);
+    expect(maxRelErr(res.outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
   });
 });
