@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadContract, type KernelContract } from '../contracts/index.ts';
 import { capsFromJson, type DeviceProfileJson } from '../gpu/caps.ts';
@@ -19,6 +20,8 @@ import type { Registry } from '../registry/types.ts';
 import { evaluateReach, type ReachContract, type ReachDevice, type ReachModel, type ReachOptions } from '../runtime/reach-eval.ts';
 import { CliArgumentError } from './errors.ts';
 
+/** The repository root: shipped profiles, the models list and the QMoE contracts are read from here, whatever the cwd. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PROFILE_DIR = 'spec/device-profiles';
 export const REACH_MODELS = 'spec/reach-models.json';
 export const QMOE_CONTRACTS = [
@@ -54,7 +57,7 @@ export function loadReachDevice(file: string): ReachDevice {
 }
 
 /** Every profile of spec/device-profiles/, sorted by name. */
-export function defaultDeviceFiles(root = '.'): string[] {
+export function defaultDeviceFiles(root = REPO_ROOT): string[] {
   const dir = join(root, PROFILE_DIR);
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
@@ -77,7 +80,7 @@ export function loadReachModel(file: string): ReachModel {
 }
 
 /** The models of spec/reach-models.json: config files of the repository and inline HF configs (bench shapes, MoE). */
-export function defaultReachModels(root = '.'): ReachModel[] {
+export function defaultReachModels(root = REPO_ROOT): ReachModel[] {
   const list = readJson(join(root, REACH_MODELS), 'models list') as { models: { name: string; file?: string; config?: Record<string, unknown> }[] };
   return list.models.map((m) => {
     if (m.file) return { ...loadReachModel(join(root, m.file)), name: m.name, file: m.file };
@@ -86,7 +89,7 @@ export function defaultReachModels(root = '.'): ReachModel[] {
 }
 
 /** Every op contract (by op name) and the QMoE contracts: what the report lists as naming registry kernels. */
-export function reachContracts(root = '.'): { ops: { name: string; contract: KernelContract }[]; moe: ReachContract[] } {
+export function reachContracts(root = REPO_ROOT): { ops: { name: string; contract: KernelContract }[]; moe: ReachContract[] } {
   const ops = Object.keys(OP_CONTRACTS).sort().map((name) => ({ name, contract: opContract(name) }));
   const moe = QMOE_CONTRACTS.map((c) => ({ name: c.name, contract: loadContract(join(root, c.file)), source: c.file }));
   return { ops, moe };
@@ -95,7 +98,7 @@ export function reachContracts(root = '.'): { ops: { name: string; contract: Ker
 const WGSL_DIR = 'src/kernels';
 const entryCache = new Map<string, string | null>();
 /** Whether the registry variant's WGSL file exists here with its entry point. */
-export function variantHasWgsl(reg: Registry, id: string, root = '.'): boolean {
+export function variantHasWgsl(reg: Registry, id: string, root = REPO_ROOT): boolean {
   const dot = id.indexOf('.');
   const v = reg.operations.get(id.slice(0, dot))?.variants.get(id.slice(dot + 1));
   if (!v) return false;
@@ -116,7 +119,7 @@ export interface KernelsReachOptions extends ReachOptions {
 
 /** Loads the profiles and configs (defaults: all shipped), evaluates, and builds the report. */
 export function kernelsReach(opts: KernelsReachOptions = {}): ReachReport {
-  const root = opts.root ?? '.';
+  const root = opts.root ?? REPO_ROOT;
   const devices = (opts.deviceProfiles?.length ? opts.deviceProfiles : defaultDeviceFiles(root)).map(loadReachDevice);
   const models = opts.modelConfigs?.length ? opts.modelConfigs.map(loadReachModel) : defaultReachModels(root);
   const names = new Set<string>();
