@@ -2,7 +2,7 @@
  * GGUF qwen3moe and gpt-oss files written by our writer in llama.cpp's layout (stacked ffn_{gate,up,down}_exps,
  * ffn_gate_inp router, attn_sinks, MXFP4 expert blocks for gpt-oss) load as the HF folder they were made from: the
  * Qwen3-MoE GGUF runs on the GPU and matches the folder's CPU reference; the gpt-oss GGUF (MXFP4 experts regrouped,
- * never rounded) gives the folder's CPU reference logits.
+ * never rounded) gives the folder's CPU reference logits, on the CPU reference and on the GPU.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -130,7 +130,7 @@ describe('MoE GGUF files (llama.cpp layout)', () => {
     }
   });
 
-  it('gpt-oss: MXFP4 experts, sinks, router and expert biases, YaRN give the HF folder logits (CPU reference)', async () => {
+  it('gpt-oss: MXFP4 experts, sinks, router and expert biases, YaRN give the HF folder logits (CPU reference and GPU)', async () => {
     const cfg = GPT_OSS_TINY;
     const t = randomTensors(cfg, 93);
     const E = cfg.num_local_experts;
@@ -206,5 +206,16 @@ describe('MoE GGUF files (llama.cpp layout)', () => {
     console.log(`gpt-oss GGUF (MXFP4 experts) vs the HF folder, CPU reference: worst relative logit error ${err.toExponential(2)}`);
     // rms_norm_eps and the rope base pass through f32 metadata: the only differences
     expect(err).toBeLessThan(1e-5);
+    // and on the GPU: MXFP4 experts read in place, sinks, YaRN
+    const model = await loadModel(dev, file, { quant: 'f32', maxPositions: 64 });
+    try {
+      expect(model.weights.get('model.layers.0.mlp.experts.w_up').dtype).toBe('uint8');
+      const r = await computeLogits(model, ids);
+      const gerr = worstRel(r.all, la, a.config.vocabSize);
+      console.log(`gpt-oss GGUF on the GPU vs the HF folder's CPU reference: worst relative logit error ${gerr.toExponential(2)}`);
+      expect(gerr).toBeLessThan(1e-4);
+    } finally {
+      model.destroy();
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Qwen3-MoE on the GPU (the decoder's sparse layers as one `moe` contract call): a Qwen3-MoE whose experts all equal
  * the dense qwen3 fixture's MLP reproduces transformers' goldens of that fixture; random experts match the CPU
- * reference (logits and greedy ids). gpt-oss loads only on the CPU reference until attention sinks have a kernel.
+ * reference (logits and greedy ids). gpt-oss (sinks through sink_scale, YaRN, sliding window, biases, float and MXFP4
+ * experts) matches the CPU reference in prefill and decode.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -13,7 +14,8 @@ import { referenceForward, referenceGreedy } from '../src/reference/llm.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { generate } from '../src/runtime/generate.ts';
 import { testDevice } from './helpers/device.ts';
-import { f32, moeFromDense, QWEN3_DENSE, randomTensors, writeModel } from './helpers/moe-fixtures.ts';
+import { f32, moeFromDense, QWEN3_DENSE, randomTensors, t3, u8, writeModel } from './helpers/moe-fixtures.ts';
+import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
 import { GPT_OSS_TINY, QWEN3_MOE_TINY } from './helpers/moe-tiny.ts';
 
 let dev: TesseraDevice;
@@ -97,9 +99,50 @@ describe('Qwen3-MoE on the GPU', () => {
 });
 
 describe('gpt-oss on the GPU', () => {
-  it('is refused with the reason (attention sinks) and the file, before anything is uploaded', async () => {
-    const t = randomTensors(GPT_OSS_TINY, 1);
-    const dir = writeModel(GPT_OSS_TINY, [...t].map(([n, { shape, x }]) => f32(n, shape, x)));
-    await expect(loadModel(dev, dir, { quant: 'f32' })).rejects.toThrow(/config\.json: architectures: GptOssForCausalLM: attention sinks \(self_attn\.sinks\) have no GPU kernel yet/);
+  /** A random tiny gpt-oss (3 layers: sliding / full / sliding, window 4, YaRN, sinks, biases) in float or MXFP4 form. */
+  function gptOss(seed: number, mxfp4: boolean): string {
+    const t = randomTensors(GPT_OSS_TINY, seed);
+    const E = GPT_OSS_TINY.num_local_experts;
+    const I = GPT_OSS_TINY.intermediate_size;
+    const H = GPT_OSS_TINY.hidden_size;
+    const out: ReturnType<typeof f32>[] = [];
+    for (const [name, { shape, x }] of t) {
+      const m = /mlp\.experts\.(gate_up_proj|down_proj)$/.exec(name);
+      if (!m) {
+        out.push(f32(name, shape, x));
+        continue;
+      }
+      const [inn, outF] = m[1] === 'gate_up_proj' ? [H, 2 * I] : [I, H];
+      const q = quantizeMxfp4Hf(t3(x, E, inn, outF));
+      if (mxfp4) out.push(u8(name + '_blocks', [E, outF, inn / 32, 16], q.blocks), u8(name + '_scales', [E, outF, inn / 32], q.scales));
+      else out.push(f32(name, shape, t3(dequantizeMxfp4Hf(q.blocks, q.scales), E, outF, inn)));
+    }
+    return writeModel(mxfp4 ? { ...GPT_OSS_TINY, quantization_config: { quant_method: 'mxfp4' } } : GPT_OSS_TINY, out);
+  }
+
+  it.for([
+    ['float', false],
+    ['MXFP4', true],
+  ] as const)('%s experts: logits at every position and greedy ids match the CPU reference (prompt longer than the window)', async ([label, mx]) => {
+    const dir = gptOss(5, mx);
+    const src = await openModelSource(dir);
+    const w = await referenceWeights(src);
+    const ids = [5, 17, 99, 3, 64, 2, 77, 31, 8, 120, 45];
+    const want = referenceForward(src.config, w, ids);
+    const model = await loadModel(dev, dir, { quant: 'f32', maxPositions: 64 });
+    try {
+      expect(model.weights.get('model.layers.0.mlp.experts.w_up').dtype).toBe(mx ? 'uint8' : 'float32');
+      const r = await computeLogits(model, ids);
+      const V = model.config.vocabSize;
+      let worst = 0;
+      for (let t2 = 0; t2 < ids.length; t2++) worst = Math.max(worst, relErr(r.all.subarray(t2 * V, (t2 + 1) * V), want.subarray(t2 * V, (t2 + 1) * V)));
+      console.log(`gpt-oss (${label} experts) on the GPU vs the CPU reference: worst relative logit error ${worst.toExponential(2)}`);
+      expect(worst).toBeLessThan(1e-4);
+      // decode steps (one token at a time through the KV cache) past the window
+      const gen = await generate(model, ids.slice(0, 6), { maxTokens: 6, temperature: 0, ignoreEos: true });
+      expect(gen.ids).toEqual(referenceGreedy(src.config, w, ids.slice(0, 6), 6));
+    } finally {
+      model.destroy();
+    }
   });
 });

@@ -85,7 +85,7 @@ export class Decoder {
 
   private findFusedGemv(): void {
     const cfg = this.cfg;
-    if (cfg.sandwichNorm) return;
+    if (cfg.sandwichNorm || cfg.attnSinks) return;
     const H = cfg.hiddenSize;
     const I = cfg.intermediateSize;
     const f32 = (shape: number[]) => ({ dtype: 'float32', shape });
@@ -311,11 +311,13 @@ export class Decoder {
       }
       s.op('kv_write', { k: k3, v: { ...v, shape: [T, nKV, D] }, kCache: kv.k[l]!, vCache: kv.v[l]! }, { start_pos: pos });
       const att = s.act('att', [T, nH, D]);
-      s.op(
-        'attention',
-        { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
-        { start_pos: pos, kv_len: plus(pos, T), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
-      );
+      const attAttrs = { start_pos: pos, kv_len: plus(pos, T), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! };
+      s.op('attention', { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att }, attAttrs);
+      if (cfg.attnSinks) {
+        // gpt-oss: the sink logit's share of each softmax, taken out of the attention output afterwards
+        const { softcap: _, ...sinkAttrs } = attAttrs;
+        s.op('sink_scale', { q: q3, k: kv.k[l]!, sinks: this.weights.get(p + 'self_attn.sinks'), out: att }, sinkAttrs);
+      }
       const o = this.linear(s, { ...att, shape: [T, nH * D] }, p + 'self_attn.o_proj.weight', s.act('o', [T, H]), p + 'self_attn.o_proj.bias');
       const h2 = s.act('h', [T, H]);
       x = s.act('x', [T, H]);

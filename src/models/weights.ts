@@ -246,13 +246,6 @@ export async function uploadWeights(
   opts: { quant?: QuantMode; onProgress?: (p: LoadProgress) => void } = {},
 ): Promise<GpuWeights> {
   const cfg = src.config;
-  if (cfg.attnSinks) {
-    throw new ModelConfigError(
-      src.configFile,
-      'architectures',
-      `${cfg.architecture}: attention sinks (self_attn.sinks) have no GPU kernel yet (issue 12): the model runs in the CPU reference only (src/reference/llm.ts)`,
-    );
-  }
   const mode = effectiveQuant(opts.quant ?? 'auto', src, dev);
   const f16 = dev.caps.features.has('shader-f16');
   // Expert matrices of sparse layers are uploaded stacked in the moe contract's layout (moe-weights.ts), not as stored.

@@ -35,8 +35,9 @@ import c31 from './contracts/sample.contract.json' with { type: 'json' };
 import c32 from './contracts/sample_f16.contract.json' with { type: 'json' };
 import c33 from './contracts/scale.contract.json' with { type: 'json' };
 import c34 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c35 from './contracts/softmax.contract.json' with { type: 'json' };
-import c36 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c35 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c36 from './contracts/softmax.contract.json' with { type: 'json' };
+import c37 from './contracts/take_rows.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -75,6 +76,7 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "sample_f16": c32,
   "scale": c33,
   "scale_inplace": c34,
-  "softmax": c35,
-  "take_rows": c36,
+  "sink_scale": c35,
+  "softmax": c36,
+  "take_rows": c37,
 };
