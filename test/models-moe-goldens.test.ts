@@ -1,10 +1,15 @@
 /**
- * gpt-oss and Qwen3-MoE CPU reference against transformers: goldens of tiny random checkpoints made by
+ * gpt-oss and Qwen3-MoE (CPU reference and the GPU path) against transformers: goldens of tiny random checkpoints made by
  * scripts/goldens-moe.py on the GPU machine (test/fixtures/hf/<name>/golden.json). Until they are committed each case
  * reports itself as skipped with the command that makes them.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { loadModel } from '../src/models/load.ts';
+import { computeLogits } from '../src/runtime/logits.ts';
+import { generate } from '../src/runtime/generate.ts';
+import { testDevice } from './helpers/device.ts';
 import { referenceWeights } from '../src/models/reference-weights.ts';
 import { ropeInvFreq } from '../src/models/rope.ts';
 import { openModelSource } from '../src/models/source.ts';
@@ -32,7 +37,12 @@ function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return d / m;
 }
 
-describe.each(FIXTURES)('%s: CPU reference matches transformers', (name) => {
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe.each(FIXTURES)('%s: CPU reference and GPU match transformers', (name) => {
   const present = existsSync(`${dirOf(name)}/golden.json`);
   if (!present) console.log(`skipped ${name}: no ${dirOf(name)}/golden.json yet; make it with ${MAKE}`);
 
@@ -66,5 +76,23 @@ describe.each(FIXTURES)('%s: CPU reference matches transformers', (name) => {
     const src = await openModelSource(dirOf(name));
     const w = await referenceWeights(src);
     expect(referenceGreedy(src.config, w, g.greedy.prompt_ids, g.greedy.new_ids.length)).toEqual(g.greedy.new_ids);
+  });
+
+  it.skipIf(!present)('GPU (f32): logits within 1e-3 relative and the same greedy ids', async () => {
+    const g: Golden = JSON.parse(readFileSync(`${dirOf(name)}/golden.json`, 'utf8'));
+    const model = await loadModel(dev, dirOf(name), { quant: 'f32', maxPositions: 64 });
+    try {
+      const r = await computeLogits(model, g.input_ids);
+      const V = model.config.vocabSize;
+      let worst = 0;
+      for (let t = 0; t < g.input_ids.length; t++) worst = Math.max(worst, relErr(r.all.subarray(t * V, (t + 1) * V), g.logits[t]!));
+      console.log(`${name} on the GPU: worst relative logit error ${worst.toExponential(2)}`);
+      expect(worst).toBeLessThan(1e-3);
+      expect(r.argmax).toEqual(g.argmax);
+      const gen = await generate(model, g.greedy.prompt_ids, { maxTokens: g.greedy.new_ids.length, temperature: 0, ignoreEos: true });
+      expect(gen.ids).toEqual(g.greedy.new_ids);
+    } finally {
+      model.destroy();
+    }
   });
 });
