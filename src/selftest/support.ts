@@ -172,7 +172,7 @@ export function reachSummary(r: ReachReport): string {
   const lines = [
     `Reach (\`tessera kernels reach\`, ${r.devices.length} device profiles x ${r.models.length} model configs x ${r.quants.length} weight formats x ${r.shapes.length} shapes: ${r.shapes.join('; ')}):`,
     '',
-    '| device profile | provenance | requests | no variant | registry variants selected | contract variants selected |',
+    '| device profile | provenance | requests | no variant, or a tensor over a binding limit | registry variants selected | contract variants selected |',
     '|---|---|---|---|---|---|',
     ...s.perDevice.map((d) => `| ${d.device} | ${d.provenance} | ${d.requests} | ${d.unsupported} | ${d.registryVariants} | ${d.contractVariants} |`),
     '',
