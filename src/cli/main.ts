@@ -7,6 +7,7 @@ import { registerEmbedCommands } from './embed.ts';
 import { registerModelCommands } from './model.ts';
 import { registerRegistryCommands } from './registry.ts';
 import { registerServeCommand } from './serve.ts';
+import { registerWebCommand } from './web.ts';
 
 function registerDeviceCommands(program: Command): void {
   program
@@ -134,6 +135,7 @@ export function buildProgram(): Command {
   registerSelfTest(program);
   registerModelCommands(program);
   registerServeCommand(program);
+  registerWebCommand(program);
   registerEmbedCommands(program);
   registerDemo(program);
   return program;

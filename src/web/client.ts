@@ -21,12 +21,13 @@ import {
   type ModelInfo,
   type ModelSourceSpec,
   type Port,
+  type SelfTestReport,
   type Request,
   type Response,
   type WireResult,
 } from './protocol.ts';
 
-export { WorkerError, type DeviceInfo, type LoadProgressEvent, type ModelInfo, type ModelSourceSpec, type WireResult };
+export { WorkerError, type SelfTestReport, type DeviceInfo, type LoadProgressEvent, type ModelInfo, type ModelSourceSpec, type WireResult };
 
 /** A URL (an HF folder ending in "/" or a .gguf), a picked .gguf File, the files of a picked folder, or a spec. */
 export type ModelSourceInput = string | URL | File | File[] | FileList | ModelSourceSpec;
@@ -138,9 +139,9 @@ export class TesseraClient {
     return new RemoteModel(this, await result);
   }
 
-  /** The kernel self-test in the worker (the rows of `tessera selftest`), one row per variant as it finishes. */
-  selfTest(opts: { filter?: string; heavy?: boolean; onRow?: (row: SelfTestRow) => void } = {}): Promise<SelfTestRow[]> {
-    return this.call<SelfTestRow[]>({ type: 'selftest', filter: opts.filter, heavy: opts.heavy } as Omit<Request, 'id'>, (m) => m.type === 'row' && opts.onRow?.(m.row)).result;
+  /** The kernel self-test in the worker: the rows and table of `tessera selftest`; `onRow` sees each variant as it finishes. */
+  selfTest(opts: { filter?: string; heavy?: boolean; onRow?: (row: SelfTestRow) => void } = {}): Promise<SelfTestReport> {
+    return this.call<SelfTestReport>({ type: 'selftest', filter: opts.filter, heavy: opts.heavy } as Omit<Request, 'id'>, (m) => m.type === 'row' && opts.onRow?.(m.row)).result;
   }
 
   /** @internal */

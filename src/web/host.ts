@@ -11,7 +11,7 @@ import { blobFile, urlFile, urlFolder } from '../formats/web-files.ts';
 import type { ModelFiles, ModelFolder } from '../formats/files.ts';
 import { loadModelFromSource, openModel, type LoadedModel } from '../models/load.ts';
 import { Engine } from '../runtime/engine.ts';
-import { runSelfTest } from '../selftest/selftest.ts';
+import { formatSelfTest, runSelfTest } from '../selftest/selftest.ts';
 import { toWireError, type DeviceInfo, type GenerateInput, type LoadOptionsWire, type ModelInfo, type ModelSourceSpec, type Port, type Request, type Response, type WireResult } from './protocol.ts';
 
 export class AbortError extends Error {
@@ -196,7 +196,10 @@ export function serveEngine(port: Port): void {
       }
       case 'selftest': {
         const dev = await getDevice();
-        return serial(() => runSelfTest(dev, { filter: req.filter, heavy: req.heavy, onRow: (row) => send({ type: 'row', id: req.id, row }) }));
+        return serial(async () => {
+          const rows = await runSelfTest(dev, { filter: req.filter, heavy: req.heavy, onRow: (row) => send({ type: 'row', id: req.id, row }) });
+          return { adapter: describeAdapter(dev.caps), rows, table: formatSelfTest(rows) };
+        });
       }
       case 'cancel':
         aborts.get(req.target)?.abort();

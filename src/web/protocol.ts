@@ -58,6 +58,13 @@ export interface ModelInfo {
 /** What to generate from: text (encoded with special tokens), token ids, or chat messages (through the chat template). */
 export type GenerateInput = { prompt: string } | { ids: number[] } | { messages: ChatMessage[] };
 
+/** The self-test's answer: the adapter, one row per variant, and the table `tessera selftest` prints. */
+export interface SelfTestReport {
+  adapter: string;
+  rows: SelfTestRow[];
+  table: string;
+}
+
 export type WireResult = GenerationResult & { aborted: boolean };
 
 export type Request =
