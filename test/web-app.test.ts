@@ -201,6 +201,40 @@ describe('the demo app (web/) in headless chromium, served by tessera web', () =
     }
   }, 150_000);
 
+  it('a local HF folder chosen through the directory input loads and generates', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(server.url);
+      await page.setInputFiles('[data-testid=folder]', DIR);
+      await page.click('[data-testid=load]');
+      await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state ?? ''), undefined, { timeout: 120_000 });
+      expect(await page.evaluate(() => document.body.dataset.error)).toBeUndefined();
+      expect(await page.textContent('[data-testid=model-info]')).toMatch(/^default: LlamaForCausalLM, 4 layers/);
+      await page.fill('[data-testid=prompt]', PROMPT);
+      await page.fill('[data-testid=max-tokens]', '16');
+      await page.click('[data-testid=generate]');
+      const r = await settled(page);
+      expect(r.state, r.error).toBe('done');
+      expect(r.ids).toEqual(want.ids);
+      expect(server.modelRequests().filter((q) => !q.startsWith('GET /models/default/'))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 150_000);
+
+  it('a model that cannot be loaded sets data-state="error" with the message', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${server.url}?model=${encodeURIComponent(`${server.url}models/nothing-here/`)}&prompt=x&autorun=1`);
+      const r = await settled(page);
+      expect(r.state).toBe('error');
+      expect(r.error).toMatch(/nothing-here/);
+      expect(await page.textContent('[data-testid=error]')).toBe(r.error);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
   it('Stop cancels the stream', async () => {
     const page = await browser.newPage();
     try {
