@@ -42,6 +42,7 @@ describe('engine in a Web Worker (headless chromium, WebGPU on SwiftShader)', ()
         cancelled: { tokens: number; aborted: boolean; ids: number; finishReason: string };
         broke: number;
         chat: string;
+        loadAbort: string;
       };
       expect(r.failed, r.error).toBeUndefined();
       expect(r.adapter).toMatch(/swiftshader/i);
@@ -67,14 +68,15 @@ describe('engine in a Web Worker (headless chromium, WebGPU on SwiftShader)', ()
         dev.destroy();
       }
       expect(r.frames).toBeGreaterThan(1); // the page kept painting while the worker generated
-      // Aborted after the 3rd token: at most the step in flight follows, far from 400.
+      // Aborted after the 3rd token: only the tokens in flight when the cancel message arrives follow, far from 400.
       expect(r.cancelled.aborted).toBe(true);
       expect(r.cancelled.tokens).toBeGreaterThanOrEqual(3);
-      expect(r.cancelled.tokens).toBeLessThanOrEqual(5);
+      expect(r.cancelled.tokens).toBeLessThan(50);
       expect(r.broke).toBe(2);
       expect(r.info.hasChatTemplate).toBe(true);
       expect(r.chat.length).toBeGreaterThan(0);
       expect(r.error).toMatch(/missing/);
+      expect(r.loadAbort).toMatch(/^AbortError: loading the model was cancelled/);
     } finally {
       await page.close();
       await srv.close();

@@ -191,6 +191,11 @@ export class TesseraClient {
     })();
   }
 
+  /** Frees every model and the worker's device (a later request makes a new device). */
+  dispose(): Promise<boolean> {
+    return this.call<boolean>({ type: 'dispose' } as Omit<Request, 'id'>).result;
+  }
+
   /** Stops the worker (and with it the device and every model). */
   terminate(): void {
     this.port.terminate?.();

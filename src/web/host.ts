@@ -201,6 +201,15 @@ export function serveEngine(port: Port): void {
           return { adapter: describeAdapter(dev.caps), rows, table: formatSelfTest(rows) };
         });
       }
+      case 'dispose':
+        return serial(async () => {
+          for (const m of models.values()) m.model.destroy();
+          models.clear();
+          const d = device;
+          device = undefined;
+          if (d) (await d.catch(() => undefined))?.destroy();
+          return true;
+        });
       case 'cancel':
         aborts.get(req.target)?.abort();
         return true;

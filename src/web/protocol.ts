@@ -74,7 +74,9 @@ export type Request =
   | { type: 'generate'; id: number; handle: number; input: GenerateInput; options?: GenerationOptions }
   | { type: 'encode'; id: number; handle: number; input: GenerateInput }
   | { type: 'selftest'; id: number; filter?: string; heavy?: boolean }
-  | { type: 'cancel'; id: number; target: number };
+  | { type: 'cancel'; id: number; target: number }
+  /** Frees every model and the device (the worker can then be terminated, or used again: a new device is made). */
+  | { type: 'dispose'; id: number };
 
 export interface WireError {
   name: string;

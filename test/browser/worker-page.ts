@@ -54,6 +54,15 @@ async function run() {
   } catch (e) {
     error = `${(e as Error).name}: ${(e as Error).message}`;
   }
+  // A load cancelled by its signal rejects with AbortError (checked at each file chunk and tensor).
+  let loadAbort = '';
+  const ac2 = new AbortController();
+  ac2.abort();
+  try {
+    await client.loadModel(new URL('/model/', location.href).href, { cacheName: 'tessera-worker-abort', signal: ac2.signal });
+  } catch (e) {
+    loadAbort = `${(e as Error).name}: ${(e as Error).message}`;
+  }
   await model.unload();
   client.terminate();
   return {
@@ -69,6 +78,7 @@ async function run() {
     broke,
     chat: chat.join(''),
     error,
+    loadAbort,
   };
 }
 
