@@ -30,13 +30,14 @@ const ggufMeta: Record<string, unknown> = {
 };
 
 describe('fuzz: model configs', () => {
-  it('5,000 mutated config.json files: only named errors, each under 50 ms', () => {
+  it('5,000 mutated config.json files: only named errors, each under 250 ms', () => {
     fc.assert(
       fc.property(fc.nat({ max: configs.length - 1 }), jsonMutations, (i, muts) => {
         const cfg = mutateJson(configs[i], muts);
         const t0 = performance.now();
         expectOnly(NAMED, () => decoderConfigFromHF(cfg as Record<string, unknown>, 'fuzz/config.json'));
-        expect(performance.now() - t0).toBeLessThan(50);
+        // a pathological parse takes seconds; a garbage-collection pause on a loaded machine reached 58 ms
+        expect(performance.now() - t0).toBeLessThan(250);
       }),
       { numRuns: 5_000 },
     );
