@@ -57,6 +57,8 @@ const CASES: Case[] = [
   { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q4_k', T: 1, E: 8, K: 4, H: 256, I: 256, norm: false },
   { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'f32', T: 3, E: 4, K: 2, H: 256, I: 96, norm: true },
   { kind: 'gpt_oss', mx: false, up: 'q8_0', down: 'q4_k', T: 2, E: 4, K: 2, H: 64, I: 256 },
+  // T * K past 65535 workgroups in one dimension: the slots continue in z
+  { kind: 'qwen3_moe', mx: false, T: 16400, E: 8, K: 4, H: 8, I: 4, norm: true },
 ];
 
 const GGML = { q8_0: [dequantizeQ8_0, quantizeQ8_0], q4_k: [dequantizeQ4_K, quantizeQ4_K] } as const;
