@@ -126,7 +126,6 @@ export function planningDevice(caps: DeviceCaps): TesseraDevice {
 export function plannedWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: ReachQuant): GpuWeights {
   const f16 = dev.caps.features.has('shader-f16');
   if (quant === 'f16' && !f16) throw new PlanningError('--quant f16 needs shader-f16, which this device lacks');
-  if (cfg.attnSinks) throw new PlanningError(`${cfg.architecture}: attention sinks have no GPU kernel yet (uploadWeights refuses the model)`);
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
   const add = (name: string, dtype: string, shape: number[]) => tensors.set(name, { dtype, shape, buffer: stubBuffer(tensorBytes({ dtype, shape }), 0, name) });
@@ -155,14 +154,22 @@ export function plannedWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Re
     const [E, H, I] = [m.numExperts, cfg.hiddenSize, m.expertIntermediateSize];
     const x = `model.layers.${l}.mlp.experts.`;
     if (m.kind === 'gpt_oss' && m.expertFormat === 'mxfp4') {
+      // released gpt-oss folders and GGUFs keep MXFP4 experts: uploaded as stored, whatever the weight format
       add(x + 'w_up', 'uint8', [E, 2 * I, H / 32, 16]);
       add(x + 'w_up_scales', 'uint8', [E, 2 * I, H / 32]);
       add(x + 'w_down', 'uint8', [E, H, I / 32, 16]);
       add(x + 'w_down_scales', 'uint8', [E, H, I / 32]);
-    } else {
-      add(x + 'w_up', 'float32', [E, 2 * I, H]);
-      add(x + 'w_down', 'float32', [E, H, I]);
+      continue;
     }
+    // float experts quantized for q8_0 / q4k where the rows fit the blocks (moe-weights.ts quantRows); a Q4_K_M GGUF
+    // keeps Q4_K gate/up rows in place and dequantizes its Q6_K down projections (ggufExperts)
+    const rows = (K: number, down: boolean): string => {
+      if (quant === 'q8_0' && K % 32 === 0) return 'q8_0';
+      if ((quant === 'q4k' || (quant === 'gguf-q4_k_m' && !down)) && K % 256 === 0) return 'q4_k';
+      return 'float32';
+    };
+    add(x + 'w_up', rows(H, false), [E, 2 * I, H]);
+    add(x + 'w_down', rows(I, true), [E, H, I]);
   }
   return {
     mode: quant === 'gguf-q4_k_m' ? 'file' : quant,

@@ -130,7 +130,7 @@ export function evaluateReach(devices: readonly ReachDevice[], models: readonly 
     };
     for (const m of models) {
       if (m.config.moe) {
-        // The experts as an ONNX export's com.microsoft.QMoE would run them (the decoder's own moe call is below).
+        // The experts as an ONNX export's com.microsoft.QMoE would run them (the decoder's own moe call follows).
         const tokens = opts.moeTokens ?? [...new Set(shapes.filter((s) => s.kind === 'prefill').map((s) => s.tokens))];
         for (const c of opts.moeContracts ?? []) {
           // f16 activations where the device has shader-f16 and the contract's type constraint allows them
@@ -152,11 +152,6 @@ export function evaluateReach(devices: readonly ReachDevice[], models: readonly 
             }
           }
         }
-      }
-      if (m.config.attnSinks) {
-        // refused by the loader whatever the weight format (uploadWeights): one entry, not one per format
-        out.unsupported.push({ device: d.name, model: m.name, quant: 'any', reason: `${m.config.architecture}: attention sinks have no GPU kernel yet (uploadWeights refuses the model; its experts are evaluated through the QMoE contracts above)` });
-        continue;
       }
       for (const q of quants) {
         // --quant f16 is refused on a device without shader-f16 (effectiveQuant): not a request any kernel gets
