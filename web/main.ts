@@ -31,6 +31,7 @@ const el = {
   error: $('error'),
   adapter: $('adapter'),
   features: $('features'),
+  limits: $('limits'),
   selftest: $<HTMLButtonElement>('selftest'),
   selftestFilter: $<HTMLInputElement>('selftest-filter'),
   selftestStatus: $('selftest-status'),
@@ -211,7 +212,10 @@ el.selftest.addEventListener(
 client.device().then(
   (d) => {
     el.adapter.textContent = d.adapter;
-    el.features.textContent = `features: ${d.features.join(', ')}\n\n` + Object.entries(d.limits).map(([k, v]) => `${k}: ${v}`).join('\n');
+    const a = d.adapterInfo;
+    const sub = a.subgroupMinSize ? `; subgroup sizes ${a.subgroupMinSize}-${a.subgroupMaxSize}` : '';
+    el.features.textContent = `features: ${d.features.join(', ') || 'none'}${sub}`;
+    el.limits.textContent = Object.entries(d.limits).map(([k, v]) => `${k}: ${v}`).join('\n');
   },
   (e) => (el.adapter.textContent = `no WebGPU adapter: ${errorText(e)}`),
 );
