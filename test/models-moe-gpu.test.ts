@@ -7,7 +7,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import type { TesseraDevice } from '../src/gpu/device.ts';
+import { decoderConfigFromHF } from '../src/models/config.ts';
 import { loadModel } from '../src/models/load.ts';
+import { randomModel } from '../src/models/random-weights.ts';
+import { opAccepts } from '../src/ops/runner.ts';
 import { referenceWeights } from '../src/models/reference-weights.ts';
 import { openModelSource } from '../src/models/source.ts';
 import { referenceForward, referenceGreedy } from '../src/reference/llm.ts';
@@ -141,6 +144,31 @@ describe('gpt-oss on the GPU', () => {
       // decode steps (one token at a time through the KV cache) past the window
       const gen = await generate(model, ids.slice(0, 6), { maxTokens: 6, temperature: 0, ignoreEos: true });
       expect(gen.ids).toEqual(referenceGreedy(src.config, w, ids.slice(0, 6), 6));
+    } finally {
+      model.destroy();
+    }
+  });
+});
+
+describe('random MoE models (bench/serve presets)', () => {
+  it.for([
+    ['gpt-oss, MXFP4 experts', { ...GPT_OSS_TINY, quantization_config: { quant_method: 'mxfp4' } }, 'f32', 'experts mxfp4'],
+    ['Qwen3-MoE, Q4_K experts', { ...QWEN3_MOE_TINY, hidden_size: 256, moe_intermediate_size: 256, num_attention_heads: 4, head_dim: 64, mlp_only_layers: [] }, 'q4k', 'experts q4_k'],
+  ] as const)('%s: finite logits, decode runs', async ([, raw, quant, kind]) => {
+    const cfg = decoderConfigFromHF(raw as Record<string, unknown>);
+    const H = cfg.hiddenSize;
+    const q4 = (M: number, N: number) => opAccepts(dev, 'linear', { x: { dtype: 'float32', shape: [M, H] }, w: { dtype: 'q4_k', shape: [N, H] } });
+    if (quant === 'q4k' && ![1, 5].every((M) => q4(M, cfg.vocabSize) && q4(M, cfg.numHeads * cfg.headDim))) {
+      console.log(`skipped on ${dev.caps.adapterInfo.vendor} ${dev.caps.adapterInfo.architecture}: the linear contract reads no Q4_K here (the GPU lane runs it)`);
+      return;
+    }
+    const model = randomModel(dev, cfg, quant, { decoder: { maxPositions: 32 }, f32Embedding: !dev.caps.features.has('shader-f16') });
+    try {
+      expect(model.weights.storage[kind]).toBe(2 * cfg.moe!.sparse.filter(Boolean).length);
+      const r = await computeLogits(model, [1, 2, 3, 4, 5]);
+      expect(r.all.every(Number.isFinite)).toBe(true);
+      const gen = await generate(model, [1, 2, 3], { maxTokens: 4, temperature: 0, ignoreEos: true });
+      expect(gen.ids.length).toBe(4);
     } finally {
       model.destroy();
     }

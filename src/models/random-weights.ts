@@ -1,7 +1,8 @@
 /**
  * Random but well-formed decoder weights for benchmarks and tests (nothing downloaded): Q4_K blocks of zero-mean
- * sub-blocks, f16/f32 values in [-0.05, 0.05], norm weights of 1 (or random in [0.5, 1.5] with `randomNorms`). The same
- * seed gives the same weights.
+ * sub-blocks, f16/f32 values in [-0.05, 0.05], norm weights of 1 (or random in [0.5, 1.5] with `randomNorms`); MoE
+ * experts stacked as the moe contract reads them (MXFP4 for MXFP4 gpt-oss configs, Q4_K with q4k). The same seed gives
+ * the same weights.
  */
 import { f32ToF16Bytes } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
@@ -10,6 +11,7 @@ import type { Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
 import type { LoadedModel } from './load.ts';
+import { isExpertMatrix } from './moe-weights.ts';
 import { weightSpecs, type GpuWeights } from './weights.ts';
 
 export interface RandomWeightOptions {
@@ -17,6 +19,32 @@ export interface RandomWeightOptions {
   randomNorms?: boolean;
   /** Store the embedding table as f32 even when the linears are q4k / f16 (devices without shader-f16). */
   f32Embedding?: boolean;
+}
+
+/**
+ * Q4_K blocks for n weights: d * sc * q - dmin * m with m == sc and dmin = 7.5 d, so each sub-block is centred on zero
+ * (|w| <= 63 * 7.5 d, spread ~0.03 like the f16 weights) and activations stay in f16 range through deep stacks of
+ * random layers.
+ */
+function randomQ4K(n: number, salt: number): Uint8Array {
+  const data = new Uint8Array((n / 256) * 144);
+  for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+  const hdr = f32ToF16Bytes([0.0002, 0.0015]);
+  for (let b = 0; b < data.length; b += 144) {
+    data.set(hdr, b);
+    data.copyWithin(b + 8, b + 4, b + 8); // the mins of sub-blocks 0..3 (and high bits of 4..7) equal the scales
+    for (let j = 12; j < 16; j++) data[b + j] = (data[b + j]! & 0x0f) * 0x11; // sub-blocks 4..7: min nibble = scale nibble
+  }
+  return data;
+}
+
+/** MXFP4 blocks and e8m0 scales for n weights: codes uniform over the 16 values, scales 2^-8 .. 2^-6 (|w| <= 0.09). */
+function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uint8Array } {
+  const blocks = new Uint8Array(n / 2);
+  for (let i = 0; i < blocks.length; i++) blocks[i] = (Math.imul(i ^ salt, 2654435761) >>> 11) & 0xff;
+  const scales = new Uint8Array(n / 32);
+  for (let i = 0; i < scales.length; i++) scales[i] = 119 + ((Math.imul(i ^ salt, 2246822519) >>> 29) % 3);
+  return { blocks, scales };
 }
 
 export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f16' | 'f32', opts: RandomWeightOptions = {}): GpuWeights {
@@ -30,7 +58,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
   const f16Pool = f32ToF16Bytes(pool);
   const salt = next();
   for (const s of weightSpecs(cfg)) {
-    if (s.optional) continue;
+    if (s.optional || (cfg.moe && isExpertMatrix(s.name))) continue;
     const n = s.shape.reduce((a, d) => a * d, 1);
     const K = s.shape[s.shape.length - 1]!;
     let data: Uint8Array;
@@ -39,16 +67,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
       data = new Uint8Array(new Float32Array(n).map(() => (opts.randomNorms ? 0.5 + next() / 2 ** 32 : 1)).buffer);
       dtype = 'float32';
     } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
-      data = new Uint8Array((n / 256) * 144);
-      for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
-      // d * sc * q - dmin * m with m == sc and dmin = 7.5 d: each sub-block is centred on zero (|w| <= 63 * 7.5 d,
-      // spread ~0.03 like the f16 weights), so activations stay in f16 range through deep stacks of random layers
-      const hdr = f32ToF16Bytes([0.0002, 0.0015]);
-      for (let b = 0; b < data.length; b += 144) {
-        data.set(hdr, b);
-        data.copyWithin(b + 8, b + 4, b + 8); // the mins of sub-blocks 0..3 (and high bits of 4..7) equal the scales
-        for (let j = 12; j < 16; j++) data[b + j] = (data[b + j]! & 0x0f) * 0x11; // sub-blocks 4..7: min nibble = scale nibble
-      }
+      data = randomQ4K(n, salt);
       dtype = 'q4_k';
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
@@ -64,6 +83,40 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     tensors.set(s.name, { buffer, dtype, shape: s.shape });
     if (s.kind === 'linear') storage[dtype] = (storage[dtype] ?? 0) + 1;
     bytes += buffer.size;
+  }
+  // MoE experts in the moe contract's layout (moe-weights.ts): MXFP4 for gpt-oss configs with MXFP4 experts, Q4_K for
+  // q4k where the rows fit 256-blocks, else f32
+  const m = cfg.moe;
+  for (let l = 0; m && l < cfg.numLayers; l++) {
+    if (!m.sparse[l]) continue;
+    const x = `model.layers.${l}.mlp.experts.`;
+    const E = m.numExperts;
+    const I = m.expertIntermediateSize;
+    const H = cfg.hiddenSize;
+    for (const [name, rows, K] of [['w_up', 2 * I, H], ['w_down', H, I]] as const) {
+      const n = E * rows * K;
+      const put = (tname: string, data: Uint8Array, dtype: string, shape: number[]) => {
+        const buffer = uploadBuffer(dev.device, data, x + tname);
+        tensors.set(x + tname, { buffer, dtype, shape });
+        bytes += buffer.size;
+      };
+      let kind: string;
+      if (m.expertFormat === 'mxfp4' && K % 32 === 0) {
+        const q = randomMxfp4(n, salt ^ l);
+        put(name, q.blocks, 'uint8', [E, rows, K / 32, 16]);
+        put(name + '_scales', q.scales, 'uint8', [E, rows, K / 32]);
+        kind = 'mxfp4';
+      } else if (quant === 'q4k' && K % 256 === 0) {
+        put(name, randomQ4K(n, salt ^ l), 'q4_k', [E, rows, K]);
+        kind = 'q4_k';
+      } else {
+        const f = new Float32Array(n);
+        for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
+        put(name, new Uint8Array(f.buffer), 'float32', [E, rows, K]);
+        kind = 'float32';
+      }
+      storage[`experts ${kind}`] = (storage[`experts ${kind}`] ?? 0) + 1;
+    }
   }
   return {
     mode: quant,
