@@ -134,6 +134,25 @@ def yarn(theta, factor, orig, truncate):
     return p
 
 
+def make_config(cls, **kw):
+    """cls(**kw); a field this transformers' config class does not declare (strict dataclass configs refuse unknown
+    keywords) is set as an attribute afterwards, so config.json still carries it."""
+    extra = {}
+    while True:
+        try:
+            cfg = cls(**kw)
+            break
+        except TypeError as e:
+            bad = next((k for k in kw if f"'{k}'" in str(e)), None)
+            if bad is None:
+                raise
+            extra[bad] = kw.pop(bad)
+            print(f"note: {cls.__name__} does not take {bad}={extra[bad]!r}; set as an attribute", flush=True)
+    for k, v in extra.items():
+        setattr(cfg, k, v)
+    return cfg
+
+
 def fixture_specs(vocab_size):
     from transformers import GptOssConfig, Qwen3MoeConfig
 
@@ -144,11 +163,11 @@ def fixture_specs(vocab_size):
                   tie_word_embeddings=False, swiglu_limit=7.0)
         if layer_types is not None:
             kw["layer_types"] = layer_types
-        return lambda: GptOssConfig(**kw)
+        return lambda: make_config(GptOssConfig, **kw)
 
     def qwen(E, k, layers, norm, step, only):
-        return lambda: Qwen3MoeConfig(
-            **COMMON, vocab_size=vocab_size, num_hidden_layers=layers, num_experts=E, num_experts_per_tok=k,
+        return lambda: make_config(
+            Qwen3MoeConfig, **COMMON, vocab_size=vocab_size, num_hidden_layers=layers, num_experts=E, num_experts_per_tok=k,
             moe_intermediate_size=32, intermediate_size=128, norm_topk_prob=norm, decoder_sparse_step=step,
             mlp_only_layers=only, rms_norm_eps=1e-6, max_position_embeddings=512, tie_word_embeddings=False,
             rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}, use_sliding_window=False)
@@ -355,7 +374,13 @@ def reload(out, mxfp4):
         try:
             m = AutoModelForCausalLM.from_pretrained(str(out), dtype=torch.float32, attn_implementation="eager", **kw)
             # dequantized experts come back as bfloat16 (exact: 2-bit mantissas times powers of two); compute in f32
-            return m.float().eval(), f"from_pretrained with {how}"
+            try:
+                m = m.float()
+            except Exception:  # noqa: BLE001 (some quantized models refuse .float(): cast the tensors themselves)
+                with torch.no_grad():
+                    for p in m.parameters():
+                        p.data = p.data.float()
+            return m.eval(), f"from_pretrained with {how}"
         except Exception as e:  # noqa: BLE001
             errors.append(f"{how}: {type(e).__name__}: {e}")
     raise RuntimeError("transformers could not load the MXFP4 checkpoint: " + " | ".join(errors))
