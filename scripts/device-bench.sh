@@ -33,7 +33,7 @@ for s in "${steps[@]}"; do
     # models: defaults, then the tunables still behind flags
     decode)
       run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,f16 --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
-      TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"attention":{"prefillFlash":"on"}}' \
+      TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"linear_fused":{"gemvInt8":"on"},"attention":{"prefillFlash":"on"}}' \
         run decode-tunables 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
+import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
@@ -21,6 +22,23 @@ beforeAll(async () => {
 
 const silu = (g: number) => g / (1 + Math.exp(-g));
 const geluTanh = (g: number) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3)));
+
+/** The activations the GEMV multiplies: rmsnorm(x) * gamma, act(gate) * up, or x, [M, K]. */
+function prologueRef(x: Float32Array, gamma: Float32Array, M: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh'): Float32Array {
+  const a = new Float32Array(M * K);
+  for (let m = 0; m < M; m++) {
+    if (prologue === 'rmsnorm') {
+      let ss = 0;
+      for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
+      const inv = 1 / Math.sqrt(ss / K + 1e-6);
+      for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
+    } else if (prologue === 'glu') {
+      const f = activation === 'silu' ? silu : geluTanh;
+      for (let k = 0; k < K; k++) a[m * K + k] = f(x[m * 2 * K + k]!) * x[m * 2 * K + K + k]!;
+    } else a.set(x.subarray(m * K, (m + 1) * K), m * K);
+  }
+  return a;
+}
 
 type Case = [fmt: 'float16' | 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Record<string, number>];
 const CASES: Case[] = [
@@ -56,18 +74,7 @@ describe('linear_fused vs the CPU reference', () => {
     const quant = { q4_k: [quantizeQ4_K, dequantizeQ4_K], q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K] } as const;
     const wBytes = fmt === 'float16' ? f32ToF16Bytes(wf) : quant[fmt][0](wf);
     const wRef = fmt === 'float16' ? f16BytesToF32(wBytes) : quant[fmt][1](wBytes, N * K);
-    const a = new Float32Array(M * K);
-    for (let m = 0; m < M; m++) {
-      if (prologue === 'rmsnorm') {
-        let ss = 0;
-        for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
-        const inv = 1 / Math.sqrt(ss / K + 1e-6);
-        for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
-      } else if (prologue === 'glu') {
-        const f = activation === 'silu' ? silu : geluTanh;
-        for (let k = 0; k < K; k++) a[m * K + k] = f(x[m * 2 * K + k]!) * x[m * 2 * K + K + k]!;
-      } else a.set(x.subarray(m * K, (m + 1) * K), m * K);
-    }
+    const a = prologueRef(x, gamma, M, K, prologue, activation);
     const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
     const inputs: Record<string, HostTensor> = {
@@ -80,6 +87,35 @@ describe('linear_fused vs the CPU reference', () => {
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'norm' : 'plain');
     // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
+  });
+
+  it.each([
+    [1, 70, 512, 'rmsnorm', 'silu', 1, {}],
+    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3 }],
+    [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2 }],
+    [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32 }],
+  ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
+    const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
+    const rowLen = prologue === 'glu' ? 2 * K : K;
+    const x = r.floats(M * rowLen);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const y0 = r.floats(M * N);
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wRef = dequantizeQ4_K(wBytes, N * K);
+    const inputs: Record<string, HostTensor> = {
+      x: { dtype: 'float32', shape: [M, rowLen], data: x },
+      w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
+      y: { dtype: 'float32', shape: [M, N], data: y0 },
+    };
+    if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
+    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvInt8: 'on', cpuMapping: 'off' } });
+    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain');
+    expect(plan.passes.map((p) => p.id)).toEqual(['quant', 'matmul']);
+    // the prologue's activations rounded to int8 per block of 32, as the quant pass does
+    const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), wRef, { M, N, K, alpha: 0.5 });
+    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
+    // f32 rounding; the prologue's exp / sqrt may flip a rounding to int8 by one step (2^-8 of a block's max)
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
   });
 
   it('refuses what it cannot run, naming the reason', async () => {
