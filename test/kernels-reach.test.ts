@@ -12,7 +12,10 @@ import { defaultRegistry } from '../src/registry/load.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { kernelsReach, loadReachDevice, loadReachModel, reachContracts } from '../src/cli/kernels.ts';
 import { evaluateReach, type ReachEvaluation } from '../src/runtime/reach-eval.ts';
-import { planningDecoder, stepRequests, REACH_SAMPLING } from '../src/runtime/op-requests.ts';
+import { planningDecoder, planningDevice, plannedWeights, stepRequests, REACH_SAMPLING, type ReachQuant } from '../src/runtime/op-requests.ts';
+import { loadModel } from '../src/models/load.ts';
+import { testDevice } from './helpers/device.ts';
+import { moeFromDense } from './helpers/moe-fixtures.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import { parseReachCells, parseSupportDoc, SUPPORT_DOC, writeSupportDocument } from '../src/selftest/support.ts';
@@ -112,6 +115,33 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     expect(prefill.map((r) => r.request.op)).not.toContain('linear_fused');
     expect(prefill.find((r) => r.request.op === 'attention')!.request.tensors.k).toEqual({ dtype: 'float16', shape: [1024, cfg.numKvHeads, cfg.headDim] });
   });
+});
+
+describe('the planned weights are what the loader uploads', () => {
+  // plannedWeights mirrors uploadWeights' dtype choice without reading a byte; a loader change that it misses fails here
+  it('every tensor of the fixtures and a Qwen3-MoE, for each weight format, on this device', async () => {
+    const dev = await testDevice();
+    const moe = await moeFromDense(false);
+    const FUSED = /self_attn\.qkv_proj\.|mlp\.gate_up_proj\.weight$/;
+    const quants: ReachQuant[] = dev.caps.features.has('shader-f16') ? ['f32', 'f16', 'q4k', 'q8_0'] : ['f32', 'q4k', 'q8_0'];
+    try {
+      for (const path of ['models/default', 'test/fixtures/hf/llama', 'test/fixtures/hf/qwen3', 'test/fixtures/hf/gemma3', moe]) {
+        for (const quant of quants) {
+          const model = await loadModel(dev, path, { quant: quant as 'f32', maxPositions: 64 });
+          try {
+            const planned = plannedWeights(planningDevice(dev.caps), model.config, quant);
+            const got = [...model.weights.tensors].filter(([n]) => !FUSED.test(n)).map(([n, t]) => [n, t.dtype, t.shape.join('x')].join(' ')).sort();
+            const want = [...planned.tensors].map(([n, t]) => [n, t.dtype, t.shape.join('x')].join(' ')).sort();
+            expect(want, `${path} ${quant}`).toEqual(got);
+          } finally {
+            model.destroy();
+          }
+        }
+      }
+    } finally {
+      rmSync(moe, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('disagreements with the registry reachability records', () => {

@@ -1,0 +1,72 @@
+/** models/default written as an F32 GGUF with the repo's GGUF writer (llama.cpp's names and metadata keys). */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GgmlType, openCheckpoint, writeGguf, gv, type GgufTensorToWrite } from '../../src/formats/index.ts';
+import { tokenizerJsonToGgufMetadata } from '../../src/tokenizer/index.ts';
+
+const DIR = new URL('../../models/default/', import.meta.url).pathname;
+
+/** models/default as a GGUF in a new temporary folder (llama.cpp's names and metadata, q/k rows permuted as its converter does). */
+export async function writeDefaultGguf(): Promise<string> {
+  const cfg = JSON.parse(readFileSync(join(DIR, 'config.json'), 'utf8'));
+  const names: [RegExp, string][] = [
+    [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
+    [/^model\.norm\.weight$/, 'output_norm.weight'],
+    [/^lm_head\.weight$/, 'output.weight'],
+    [/^model\.layers\.(\d+)\.input_layernorm\.weight$/, 'blk.$1.attn_norm.weight'],
+    [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
+    [/^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/, 'blk.$1.attn_q.weight'],
+    [/^model\.layers\.(\d+)\.self_attn\.k_proj\.weight$/, 'blk.$1.attn_k.weight'],
+    [/^model\.layers\.(\d+)\.self_attn\.v_proj\.weight$/, 'blk.$1.attn_v.weight'],
+    [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
+    [/^model\.layers\.(\d+)\.mlp\.gate_proj\.weight$/, 'blk.$1.ffn_gate.weight'],
+    [/^model\.layers\.(\d+)\.mlp\.up_proj\.weight$/, 'blk.$1.ffn_up.weight'],
+    [/^model\.layers\.(\d+)\.mlp\.down_proj\.weight$/, 'blk.$1.ffn_down.weight'],
+  ];
+  const ggufName = (hf: string) => {
+    for (const [re, to] of names) if (re.test(hf)) return hf.replace(re, to);
+    throw new Error(`no GGUF name for ${hf}`);
+  };
+  const permute = (w: Float32Array, heads: number, cols: number) => {
+    const D = w.length / cols / heads;
+    const out = new Float32Array(w.length);
+    for (let h = 0; h < heads; h++)
+      for (let j = 0; j < 2; j++)
+        for (let i = 0; i < D / 2; i++) out.set(w.subarray((h * D + j * (D / 2) + i) * cols, (h * D + j * (D / 2) + i + 1) * cols), (h * D + i * 2 + j) * cols);
+    return out;
+  };
+  const ck = await openCheckpoint(DIR);
+  const tensors: GgufTensorToWrite[] = [];
+  for (const t of ck.tensors) {
+    let x = await ck.toFloat32(t.name);
+    const cols = t.shape[t.shape.length - 1]!;
+    if (/q_proj\.weight$/.test(t.name)) x = permute(x, cfg.num_attention_heads, cols);
+    if (/k_proj\.weight$/.test(t.name)) x = permute(x, cfg.num_key_value_heads, cols);
+    tensors.push({ name: ggufName(t.name), type: GgmlType.F32, shape: [...t.shape], data: new Uint8Array(x.buffer) });
+  }
+  const tok = tokenizerJsonToGgufMetadata(JSON.parse(readFileSync(join(DIR, 'tokenizer.json'), 'utf8')), JSON.parse(readFileSync(join(DIR, 'tokenizer_config.json'), 'utf8')));
+  const a = 'llama';
+  const file = join(mkdtempSync(join(tmpdir(), 'tessera-web-gguf-')), 'default-f32.gguf');
+  await writeGguf(
+    file,
+    {
+      'general.architecture': a,
+      'general.alignment': gv.u32(32),
+      [`${a}.block_count`]: gv.u32(cfg.num_hidden_layers),
+      [`${a}.embedding_length`]: gv.u32(cfg.hidden_size),
+      [`${a}.feed_forward_length`]: gv.u32(cfg.intermediate_size),
+      [`${a}.attention.head_count`]: gv.u32(cfg.num_attention_heads),
+      [`${a}.attention.head_count_kv`]: gv.u32(cfg.num_key_value_heads),
+      [`${a}.attention.key_length`]: gv.u32(cfg.head_dim),
+      [`${a}.attention.value_length`]: gv.u32(cfg.head_dim),
+      [`${a}.context_length`]: gv.u32(cfg.max_position_embeddings),
+      [`${a}.rope.freq_base`]: gv.f32(cfg.rope_parameters?.rope_theta ?? 10000),
+      [`${a}.attention.layer_norm_rms_epsilon`]: gv.f32(cfg.rms_norm_eps),
+      ...tok,
+    },
+    tensors,
+  );
+  return file;
+}
+
