@@ -1,26 +1,60 @@
 /**
- * Generates the modules that bring kernel sources and op contracts into the library as data, so the core needs no
- * file system (a browser bundle, a Web Worker):
+ * Generates the registry-path kernels from their templates, then the modules that bring kernel sources and op
+ * contracts into the library as data, so the core needs no file system (a browser bundle, a Web Worker):
+ *   src/kernels/<file>.wgsl            rendered from src/kernels/templates/<algo>.wgsl.jinja, one file per entry of
+ *                                      src/kernels/templates/<algo>.variants.json ([{ "out": "<file>.wgsl", "vars":
+ *                                      { ... } }]): variants that differ by dtype, workgroup size or constants come
+ *                                      from one source (the rendered files carry a do-not-edit header)
  *   src/kernels/sources.generated.ts   every *.wgsl and *.wgsl.jinja under src/kernels, as strings by relative path
  *   src/ops/contracts.generated.ts     every src/ops/contracts/*.contract.json, as JSON imports by op name
  *
  *   npx tsx scripts/gen-sources.ts           write them
  *   npx tsx scripts/gen-sources.ts --check   exit 1 when either is stale (test/sources-generated.test.ts does this)
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Template } from '@huggingface/jinja';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KERNELS = join(ROOT, 'src', 'kernels');
 const CONTRACTS = join(ROOT, 'src', 'ops', 'contracts');
+const TEMPLATES = join(KERNELS, 'templates');
 export const KERNEL_SOURCES_FILE = join(KERNELS, 'sources.generated.ts');
 export const OP_CONTRACTS_FILE = join(ROOT, 'src', 'ops', 'contracts.generated.ts');
+
+interface TemplateVariant {
+  out: string;
+  vars?: Record<string, unknown>;
+}
+
+/** Every registry-path kernel rendered from src/kernels/templates, by path relative to src/kernels. */
+export function renderedKernels(): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!existsSync(TEMPLATES)) return out;
+  for (const f of readdirSync(TEMPLATES).filter((n) => n.endsWith('.variants.json')).sort(byCodePoint)) {
+    const algo = f.slice(0, -'.variants.json'.length);
+    const src = join(TEMPLATES, `${algo}.wgsl.jinja`);
+    const where = relative(ROOT, join(TEMPLATES, f));
+    if (!existsSync(src)) throw new Error(`${where}: no template ${relative(ROOT, src)}`);
+    const template = new Template(readFileSync(src, 'utf8'));
+    const variants = JSON.parse(readFileSync(join(TEMPLATES, f), 'utf8')) as TemplateVariant[];
+    if (!Array.isArray(variants)) throw new Error(`${where}: expected an array of { out, vars }`);
+    for (const [i, v] of variants.entries()) {
+      if (typeof v?.out !== 'string' || !/^[\w.-]+\.wgsl$/.test(v.out)) throw new Error(`${where}[${i}].out: expected a file name ending in .wgsl, got ${JSON.stringify(v?.out)}`);
+      if (out.has(v.out)) throw new Error(`${where}[${i}].out: ${v.out} is rendered twice`);
+      const header = `// Generated from src/kernels/templates/${algo}.wgsl.jinja (${JSON.stringify(v.vars ?? {})}) by scripts/gen-sources.ts; do not edit.\n`;
+      out.set(v.out, header + template.render({ ...(v.vars ?? {}), out: v.out }).replace(/\n{3,}/g, '\n\n').trimStart());
+    }
+  }
+  return out;
+}
 
 function walk(dir: string): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
+    if (e.isDirectory() && p === TEMPLATES) continue; // sources of the rendered kernels, not kernels themselves
     if (e.isDirectory()) out.push(...walk(p));
     else if (e.name.endsWith('.wgsl') || e.name.endsWith('.wgsl.jinja')) out.push(p);
   }
@@ -67,6 +101,10 @@ export function opContractsModule(): string {
 /** The generated files whose content on disk differs from what the sources give now. */
 export function staleGenerated(): string[] {
   const stale: string[] = [];
+  for (const [file, text] of renderedKernels()) {
+    const path = join(KERNELS, file);
+    if (!existsSync(path) || readFileSync(path, 'utf8') !== text) stale.push(relative(ROOT, path));
+  }
   for (const [file, text] of [
     [KERNEL_SOURCES_FILE, kernelSourcesModule()],
     [OP_CONTRACTS_FILE, opContractsModule()],
@@ -90,6 +128,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.exit(1);
     }
   } else {
+    const rendered = renderedKernels();
+    for (const [file, text] of rendered) writeFileSync(join(KERNELS, file), text);
+    if (rendered.size) console.log(`rendered ${rendered.size} kernels from src/kernels/templates`);
     writeFileSync(KERNEL_SOURCES_FILE, kernelSourcesModule());
     writeFileSync(OP_CONTRACTS_FILE, opContractsModule());
     console.log(`wrote ${relative(ROOT, KERNEL_SOURCES_FILE)} and ${relative(ROOT, OP_CONTRACTS_FILE)}`);
