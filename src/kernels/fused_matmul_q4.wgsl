@@ -1,4 +1,6 @@
-// fused_matmul_q4.wgsl: matrix-vector product with Q4_K weights (llama.cpp / ggml block_q4_K), dequantized on the fly.
+// Generated from src/kernels/templates/fused_matmul_q4.wgsl.jinja ({"a":"f32","c":"f32","gemv":true,"multicol":"main_multicol","variant":"matmul.q4_fused_multicol"}) by scripts/gen-sources.ts; do not edit.
+// fused_matmul_q4.wgsl: matrix-vector product with Q4_K weights (llama.cpp / ggml block_q4_K), dequantized on the fly;
+// f32 activations, f32 output.
 //
 //   C[m, n] = alpha * sum_k A[m, k] * W[n, k]      A: f32 [M, K], W: Q4_K [N, K] (row n = K/256 blocks), C: f32 [M, N]
 //
@@ -37,7 +39,7 @@
 //
 // Bindings (group 0):
 //   0  uniforms  uniform             Uniforms (below)
-//   1  A         storage, read       f32 [M, K] (read as vec4<f32>; K % 256 == 0 keeps rows 16-byte aligned)
+//   1  A         storage, read       f32 [M, K] (read as vec4<f32>; K % 256 == 0 keeps rows aligned)
 //   2  B         storage, read       Q4_K [N, K / 256 blocks] = N * K / 256 * 144 bytes, read as vec4<u32> words
 //   3  C         storage, read_write f32 [M, N] (written)
 //
@@ -88,6 +90,11 @@ fn subgroup_count(li: u32) -> u32 {
     nsg_sh = atomicLoad(&sg_count);
   }
   return workgroupUniformLoad(&nsg_sh);
+}
+
+// A (vec4 index i) as f32.
+fn a4(i: u32) -> vec4<f32> {
+  return vec4<f32>(A[i]);
 }
 
 fn nib_lo(w: u32) -> vec4<f32> {
@@ -173,7 +180,7 @@ fn quad_row_global(n0: u32, nb: u32, a0: u32, p: u32, P: u32, lane: u32, S: u32)
     let gb = p + (s / SLOTS) * P;
     let t = s % SLOTS;
     let o = a0 + gb * BLOCK_A4 + slot_a_offset(t);
-    let a = array<vec4<f32>, 8>(A[o], A[o + 1u], A[o + 2u], A[o + 3u], A[o + 8u], A[o + 9u], A[o + 10u], A[o + 11u]);
+    let a = array<vec4<f32>, 8>(a4(o), a4(o + 1u), a4(o + 2u), a4(o + 3u), a4(o + 8u), a4(o + 9u), a4(o + 10u), a4(o + 11u));
     acc += quad_slot(n0, nb, gb, t, a);
   }
   return acc;
@@ -199,7 +206,7 @@ fn write_tile(li: u32, nsg: u32, tile: u32, m: u32) {
     for (var p = 0u; p < parts; p++) {
       total += red[p * QUADS + li / 4u][li % 4u];
     }
-    C[m * u.N + n] = u.alpha * total;
+    C[m * u.N + n] = f32(u.alpha * total);
   }
 }
 
@@ -265,7 +272,7 @@ fn main_multicol(
       let cnb = min(CHUNK_BLOCKS, nb - c0);
       workgroupBarrier();
       for (var i = li; i < cnb * BLOCK_A4; i += 256u) {
-        a_sh[i] = A[a_row + c0 * BLOCK_A4 + i];
+        a_sh[i] = a4(a_row + c0 * BLOCK_A4 + i);
       }
       workgroupBarrier();
       if (w.z != 0u) {

@@ -1,4 +1,6 @@
-// fused_matmul_q4_batched.wgsl: matrix multiply with Q4_K weights for prefill (many rows of A), dequantized on the fly.
+// Generated from src/kernels/templates/fused_matmul_q4_batched.wgsl.jinja ({"a":"f32","c":"f32","entry":"main_batched","variant":"matmul.q4_fused_batched"}) by scripts/gen-sources.ts; do not edit.
+// fused_matmul_q4_batched.wgsl: matrix multiply with Q4_K weights for prefill (many rows of A), dequantized on the fly;
+// f32 activations, f32 output.
 //
 //   C[m, n] = alpha * sum_k A[m, k] * W[n, k]      A: f32 [M, K], W: Q4_K [N, K] (row n = K/256 blocks), C: f32 [M, N]
 //
@@ -85,7 +87,7 @@ fn stage_a(m0: u32, k0: u32, cnb: u32, li: u32) {
     let k = i - r * ck;
     var v = 0.0;
     if (m0 + r < u.M) {
-      v = A[(m0 + r) * u.K + k0 + k];
+      v = f32(A[(m0 + r) * u.K + k0 + k]);
     }
     As[k][r] = v;
   }
@@ -148,6 +150,6 @@ fn main_batched(
   let m = m0 + g;
   if (n < u.N && m < u.M) {
     let total = As[x][g] + As[TN + x][g] + As[2u * TN + x][g] + As[3u * TN + x][g];
-    C[m * u.N + n] = u.alpha * total;
+    C[m * u.N + n] = f32(u.alpha * total);
   }
 }

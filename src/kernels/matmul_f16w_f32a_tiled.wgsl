@@ -1,21 +1,23 @@
-// matmul_f16w_f32a_tiled.wgsl: register-tiled matrix multiply with f16 weights, f32 activations, f32 output
-// (prefill).
+// Generated from src/kernels/templates/matmul_tiled.wgsl.jinja ({"variant":"matmul.f16w_f32a_tiled","a":"f32","w":"f16w","c":"f32","small_m":false}) by scripts/gen-sources.ts; do not edit.
+// matmul_f16w_f32a_tiled.wgsl: register-tiled matrix multiply with B transposed (HF Linear weight layout); f32 activations,
+// f16 weights (packed two per u32 word), f32 output.
 //
-//   C[m, n] = alpha * sum_k A[m, k] * W[n, k]      A: f32 [M, K], W: f16 [N, K] row-major, C: f32 [M, N]
+//   C[m, n] = alpha * sum_k A[m, k] * B[n, k]      A: [M, K] row-major, B: [N, K] row-major, C: [M, N] row-major
 //
-// W is read as u32 words holding two f16 each (element e = n*K + k is the low half of word e/2 when e is even, the
+// B is read as u32 words holding two f16 each (element e = n*K + k is the low half of word e/2 when e is even, the
 // high half when odd), converted with unpack2x16float while staging; no f16 arithmetic or `enable f16` is needed
-// (the registry still lists shader-f16 for this variant). Accumulation is f32. Same tiling as matmul_f32.wgsl.
+// (the registry still lists shader-f16 for this variant).
+// Accumulation is f32.
 //
 // Entry point `main` (variant matmul.f16w_f32a_tiled), workgroup_size(16, 16, 1).
-// One workgroup computes a 64x64 tile of C (registry tileM = tileN = 64); one invocation (tx, ty) computes the 4x4
-// outputs C[row0 + ty + 16*i, col0 + tx + 16*j] for i, j in 0..3 (strided so that workgroup-memory reads are
-// broadcast / conflict-free and global writes are coalesced). K is walked in slices of 16 staged in workgroup
-// memory (A and W tiles, 2 x 4 KiB, W already converted to f32). Out-of-range rows, columns and k are zero-filled
-// on load and masked on store, so M, N, K need not be multiples of anything; K = 0 writes zeros.
+// One workgroup computes a 64x64 tile of C (tileM = tileN = 64); one invocation (tx, ty) computes the 4x4 outputs
+// C[row0 + ty + 16*i, col0 + tx + 16*j] for i, j in 0..3 (strided so that workgroup-memory reads are broadcast /
+// conflict-free and global writes are coalesced). K is walked in slices of 16 staged in workgroup memory (A and B
+// tiles as f32, 2 x 4 KiB). Out-of-range rows, columns and k are zero-filled on load and masked on store, so M, N, K
+// need not be multiples of anything; K = 0 writes zeros.
 //
 // Dispatch: [ceil(N / 64), ceil(M / 64), 1] (workgroup_id.x = column tile, .y = row tile).
-// Limits: ceil(M / 64) and ceil(N / 64) <= 65535; indices are u32.
+// Limits: ceil(M / 64) and ceil(N / 64) <= 65535 (M, N <= 4,194,240); indices are u32.
 //
 // Bindings (group 0):
 //   0  uniforms  uniform             Uniforms (below)
@@ -23,7 +25,7 @@
 //   2  B         storage, read       f16 [N, K] as u32 words (ceil(N*K / 2) words)
 //   3  C         storage, read_write f32 [M, N] (written)
 //
-// Uniforms (the registry's `matmul` base uniforms):
+// Uniforms (names, order and offsets are the registry's `matmul` base uniforms):
 //   M: u32 @0, N: u32 @4, K: u32 @8, alpha: f32 @12
 
 struct Uniforms {
@@ -43,9 +45,14 @@ const TK: u32 = 16u;          // k slice staged per iteration
 const STRIDE: u32 = TILE + 1u; // padded row of the [k][m] staging arrays (conflict-free transposed stores)
 
 var<workgroup> As: array<f32, 1040>; // [TK][STRIDE]: As[k * STRIDE + m] = A[row0 + m, k0 + k]
-var<workgroup> Bs: array<f32, 1040>; // [TK][STRIDE]: Bs[k * STRIDE + n] = W[col0 + n, k0 + k]
+var<workgroup> Bs: array<f32, 1040>; // [TK][STRIDE]: Bs[k * STRIDE + n] = B[col0 + n, k0 + k]
 
-// W as f32 at element index e.
+// A as f32 at element index e.
+fn a_at(e: u32) -> f32 {
+  return f32(A[e]);
+}
+
+// B as f32 at element index e.
 fn w_at(e: u32) -> f32 {
   let v = unpack2x16float(B[e >> 1u]);
   return select(v.x, v.y, (e & 1u) == 1u);
@@ -71,7 +78,7 @@ fn main(
   var acc3 = vec4<f32>(0.0);
 
   for (var k0 = 0u; k0 < K; k0 += TK) {
-    // Stage a 64x16 slice of A and of B: 1024 floats each, 4 per invocation; consecutive invocations
+    // Stage a 64x16 slice of A and of B: 1024 values each, 4 per invocation; consecutive invocations
     // read consecutive k (coalesced along the rows of A and B).
     for (var r = 0u; r < 4u; r++) {
       let e = li + r * 256u;
@@ -80,7 +87,7 @@ fn main(
       let gk = k0 + k;
       var a = 0.0;
       if (row0 + m < M && gk < K) {
-        a = A[(row0 + m) * K + gk];
+        a = a_at((row0 + m) * K + gk);
       }
       As[k * STRIDE + m] = a;
       var b = 0.0;
@@ -117,7 +124,7 @@ fn store_row(row: u32, col: u32, v: vec4<f32>) {
   for (var j = 0u; j < 4u; j++) {
     let c = col + 16u * j;
     if (c < u.N) {
-      C[base + c] = v[j];
+      C[base + c] = f32(v[j]);
     }
   }
 }

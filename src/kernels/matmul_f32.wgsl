@@ -1,13 +1,17 @@
-// matmul_f32.wgsl: f32 matrix multiply with B transposed (HF Linear weight layout).
+// Generated from src/kernels/templates/matmul_tiled.wgsl.jinja ({"variant":"matmul.f32","a":"f32","w":"f32","c":"f32","small_m":true}) by scripts/gen-sources.ts; do not edit.
+// matmul_f32.wgsl: register-tiled matrix multiply with B transposed (HF Linear weight layout); f32 activations,
+// f32 weights, f32 output.
 //
 //   C[m, n] = alpha * sum_k A[m, k] * B[n, k]      A: [M, K] row-major, B: [N, K] row-major, C: [M, N] row-major
 //
+// Accumulation is f32.
+//
 // Entry point `main` (variant matmul.f32), workgroup_size(16, 16, 1).
-// One workgroup computes a 64x64 tile of C; one invocation (tx, ty) computes the 4x4 outputs
-// C[row0 + ty + 16*i, col0 + tx + 16*j] for i, j in 0..3 (strided so that workgroup-memory reads are
-// broadcast / conflict-free and global writes are coalesced). K is walked in slices of 16 staged in
-// workgroup memory (A and B tiles, 2 x 4 KiB). Out-of-range rows, columns and k are zero-filled on load
-// and masked on store, so M, N, K need not be multiples of anything; K = 0 writes zeros.
+// One workgroup computes a 64x64 tile of C (tileM = tileN = 64); one invocation (tx, ty) computes the 4x4 outputs
+// C[row0 + ty + 16*i, col0 + tx + 16*j] for i, j in 0..3 (strided so that workgroup-memory reads are broadcast /
+// conflict-free and global writes are coalesced). K is walked in slices of 16 staged in workgroup memory (A and B
+// tiles as f32, 2 x 4 KiB). Out-of-range rows, columns and k are zero-filled on load and masked on store, so M, N, K
+// need not be multiples of anything; K = 0 writes zeros.
 //
 // For M <= 4 (decode) a GEMV mapping runs instead (small_m below): each B element read once for all M rows,
 // lanes per column summed by a tree in workgroup memory; the dispatch width picks 8 columns x 32 lanes or
@@ -17,9 +21,9 @@
 // Limits: ceil(M / 64) and ceil(N / 64) <= 65535 (M, N <= 4,194,240); indices are u32.
 //
 // Bindings (group 0):
-//   0  uniforms  uniform           Uniforms (below)
-//   1  A         storage, read     f32 [M, K]
-//   2  B         storage, read     f32 [N, K]
+//   0  uniforms  uniform             Uniforms (below)
+//   1  A         storage, read       f32 [M, K]
+//   2  B         storage, read       f32 [N, K]
 //   3  C         storage, read_write f32 [M, N] (written)
 //
 // Uniforms (names, order and offsets are the registry's `matmul` base uniforms):
@@ -43,6 +47,16 @@ const STRIDE: u32 = TILE + 1u; // padded row of the [k][m] staging arrays (confl
 
 var<workgroup> As: array<f32, 1040>; // [TK][STRIDE]: As[k * STRIDE + m] = A[row0 + m, k0 + k]
 var<workgroup> Bs: array<f32, 1040>; // [TK][STRIDE]: Bs[k * STRIDE + n] = B[col0 + n, k0 + k]
+
+// A as f32 at element index e.
+fn a_at(e: u32) -> f32 {
+  return f32(A[e]);
+}
+
+// B as f32 at element index e.
+fn w_at(e: u32) -> f32 {
+  return f32(B[e]);
+}
 
 @compute @workgroup_size(16, 16, 1)
 fn main(
@@ -70,7 +84,7 @@ fn main(
   var acc3 = vec4<f32>(0.0);
 
   for (var k0 = 0u; k0 < K; k0 += TK) {
-    // Stage a 64x16 slice of A and of B: 1024 floats each, 4 per invocation; consecutive invocations
+    // Stage a 64x16 slice of A and of B: 1024 values each, 4 per invocation; consecutive invocations
     // read consecutive k (coalesced along the rows of A and B).
     for (var r = 0u; r < 4u; r++) {
       let e = li + r * 256u;
@@ -79,12 +93,12 @@ fn main(
       let gk = k0 + k;
       var a = 0.0;
       if (row0 + m < M && gk < K) {
-        a = A[(row0 + m) * K + gk];
+        a = a_at((row0 + m) * K + gk);
       }
       As[k * STRIDE + m] = a;
       var b = 0.0;
       if (col0 + m < N && gk < K) {
-        b = B[(col0 + m) * K + gk];
+        b = w_at((col0 + m) * K + gk);
       }
       Bs[k * STRIDE + m] = b;
     }
@@ -106,7 +120,6 @@ fn main(
   store_row(row0 + ty + 32u, col0 + tx, acc2 * alpha);
   store_row(row0 + ty + 48u, col0 + tx, acc3 * alpha);
 }
-
 const SMALL_M: u32 = 4u;
 
 var<workgroup> partial: array<vec4<f32>, 256>;
@@ -130,10 +143,10 @@ fn small_m(wg: u32, groups: u32, li: u32) {
   if (c < N) {
     let b0 = c * K;
     for (var k = lane; k < K; k += lanes) {
-      let b = B[b0 + k];
+      let b = w_at(b0 + k);
       var a = vec4<f32>(0.0);
       for (var m = 0u; m < M; m++) {
-        a[m] = A[m * K + k];
+        a[m] = a_at(m * K + k);
       }
       acc = fma(a, vec4<f32>(b), acc);
     }
@@ -149,7 +162,7 @@ fn small_m(wg: u32, groups: u32, li: u32) {
   if (lane == 0u && c < N) {
     let v = partial[li] * u.alpha;
     for (var m = 0u; m < M; m++) {
-      C[m * N + c] = v[m];
+      C[m * N + c] = f32(v[m]);
     }
   }
 }
@@ -163,7 +176,7 @@ fn store_row(row: u32, col: u32, v: vec4<f32>) {
   for (var j = 0u; j < 4u; j++) {
     let c = col + 16u * j;
     if (c < u.N) {
-      C[base + c] = v[j];
+      C[base + c] = f32(v[j]);
     }
   }
 }

@@ -1,11 +1,11 @@
+// Generated from src/kernels/templates/matmul_gemv_subgroup.wgsl.jinja ({"a":"f32","c":"f32","sfx":""}) by scripts/gen-sources.ts; do not edit.
 // matmul_gemv_subgroup.wgsl: matrix-vector product with f16 weights, f32 activations and f32 output (decode).
 //
 //   C[m, n] = alpha * sum_k A[m, k] * W[n, k]      A: f32 [M, K], W: f16 [N, K] row-major, C: f32 [M, N]
 //
 // W is read as u32 words holding two f16 each (element e = n*K + k is the low half of word e/2 when e is even, the
-// high half when odd), converted with unpack2x16float; no f16 arithmetic or `enable f16` is needed (the registry
-// still lists shader-f16 for these variants). M is meant to be 1: larger M is correct but reads W once per row.
-// Any M, N, K (K = 0 writes zeros).
+// high half when odd), converted with unpack2x16float. No f16 arithmetic or `enable f16` is needed (the registry still lists shader-f16 for these variants); accumulation is f32.
+// M is meant to be 1: larger M is correct but reads W once per row. Any M, N, K (K = 0 writes zeros).
 //
 // Entry points (all workgroup_size(256, 1, 1); need `subgroups`; correct for any subgroup size and layout):
 //   main           (matmul.gemv_subgroup)           4 columns per workgroup. When K is even, invocation i reads word
@@ -52,6 +52,11 @@ struct Uniforms {
 var<workgroup> sg_red: array<vec4<f32>, 64>; // one slot per subgroup
 var<workgroup> sg_count: atomic<u32>;
 var<workgroup> nsg_sh: u32;
+
+// A as f32 at element index e.
+fn a_at(e: u32) -> f32 {
+  return f32(A[e]);
+}
 
 // W as f32 at element index e.
 fn w_at(e: u32) -> f32 {
@@ -109,14 +114,14 @@ fn partial4(n0: u32, a0: u32, li: u32) -> vec4<f32> {
   let nc = min(u.N - n0, 4u);
   if ((K & 1u) == 0u) {
     for (var p = li; p < (K >> 1u); p += WG) {
-      let a = vec2<f32>(A[a0 + 2u * p], A[a0 + 2u * p + 1u]);
+      let a = vec2<f32>(a_at(a0 + 2u * p), a_at(a0 + 2u * p + 1u));
       for (var c = 0u; c < nc; c++) {
         acc[c] += dot(w_pair(n0 + c, p), a);
       }
     }
   } else {
     for (var k = li; k < K; k += WG) {
-      let a = A[a0 + k];
+      let a = a_at(a0 + k);
       for (var c = 0u; c < nc; c++) {
         acc[c] = fma(w_at((n0 + c) * K + k), a, acc[c]);
       }
@@ -127,7 +132,7 @@ fn partial4(n0: u32, a0: u32, li: u32) -> vec4<f32> {
 
 fn store_cols(v: vec4<f32>, n0: u32, m: u32, li: u32) {
   if (li < 4u && n0 + li < u.N) {
-    C[m * u.N + n0 + li] = u.alpha * v[li];
+    C[m * u.N + n0 + li] = f32(u.alpha * v[li]);
   }
 }
 
@@ -171,8 +176,8 @@ fn main_vec4(
     let words = K >> 1u; // words per row
     for (var q = li; q < (K >> 3u); q += WG) {
       let k = 8u * q;
-      let alo = vec4<f32>(A[a0 + k], A[a0 + k + 1u], A[a0 + k + 2u], A[a0 + k + 3u]);
-      let ahi = vec4<f32>(A[a0 + k + 4u], A[a0 + k + 5u], A[a0 + k + 6u], A[a0 + k + 7u]);
+      let alo = vec4<f32>(a_at(a0 + k), a_at(a0 + k + 1u), a_at(a0 + k + 2u), a_at(a0 + k + 3u));
+      let ahi = vec4<f32>(a_at(a0 + k + 4u), a_at(a0 + k + 5u), a_at(a0 + k + 6u), a_at(a0 + k + 7u));
       for (var c = 0u; c < nc; c++) {
         let w0 = (n0 + c) * words + 4u * q;
         let wlo = vec4<f32>(unpack2x16float(B[w0]), unpack2x16float(B[w0 + 1u]));
@@ -208,7 +213,7 @@ fn main_multicol(
   let nc = min(u.N - n0, 8u);
   if ((K & 1u) == 0u) {
     for (var p = li; p < (K >> 1u); p += WG) {
-      let a = vec2<f32>(A[a0 + 2u * p], A[a0 + 2u * p + 1u]);
+      let a = vec2<f32>(a_at(a0 + 2u * p), a_at(a0 + 2u * p + 1u));
       for (var c = 0u; c < min(nc, 4u); c++) {
         lo[c] += dot(w_pair(n0 + c, p), a);
       }
@@ -218,7 +223,7 @@ fn main_multicol(
     }
   } else {
     for (var k = li; k < K; k += WG) {
-      let a = A[a0 + k];
+      let a = a_at(a0 + k);
       for (var c = 0u; c < min(nc, 4u); c++) {
         lo[c] = fma(w_at((n0 + c) * K + k), a, lo[c]);
       }
@@ -232,6 +237,6 @@ fn main_multicol(
   let slo = workgroup_sum4(lo, sid, nsg, lane, S);
   let shi = workgroup_sum4(hi, sid, nsg, lane, S);
   if (li < 8u && n0 + li < u.N) {
-    C[m * u.N + n0 + li] = u.alpha * select(shi[li & 3u], slo[li & 3u], li < 4u);
+    C[m * u.N + n0 + li] = f32(u.alpha * select(shi[li & 3u], slo[li & 3u], li < 4u));
   }
 }
