@@ -1,9 +1,29 @@
+// Generated from src/kernels/templates/attention.wgsl.jinja ({"kernel":"tile","q":"f32","kv":"f32","entry":"main","ids":["attention.prefill"]}) by scripts/gen-sources.ts; do not edit.
 // attention.wgsl: decoder self-attention over a KV cache for many query tokens (prefill), a tile of BQ = 16
 // queries of one head per workgroup.
 //
-// Semantics: as documented in attention_decode.wgsl (Q [seq_len, H, D] at positions q_start + t, K/V cache rows
-// for positions kv_start .. kv_end - 1 in the contiguous, paged or ring layout, GQA, causal / sliding-window
-// masks, softcap, kv_len_source, zeros for a query that sees no key).
+// Semantics (shared by every attention*.wgsl; H = num_heads, Hkv = num_kv_heads, D = head_dim):
+//   Q       [seq_len, H, D]      query token t is at position p(t) = q_start + t, where q_start = start_pos
+//                                (kv_len_source = 0) or kv_end - seq_len (kv_len_source = 1, see below).
+//   K, V    [rows, Hkv, D]       the cache holds the keys/values of positions kv_start .. kv_end - 1;
+//                                position k lives in row(k) (kv_layout below). Head h reads kv head
+//                                h / (H / Hkv) (GQA/MQA; H must be a multiple of Hkv).
+//   kv_end  = kv_len (uniform) when kv_len_source = 0; = the u32 in binding `kv_len` (kv_len[0]) when
+//             kv_len_source = 1, so a decode loop can advance the cache length on the GPU (a copy or a small
+//             kernel writes kv_len[0]) and reuse the recorded uniforms: then start_pos is ignored and the
+//             seq_len new tokens are the last positions of the cache (q_start = kv_end - seq_len).
+//   keys visible to position p: kv_start <= k < kv_end, and
+//             is_causal = 1:          k <= p
+//             sliding_window = W > 0: p - k < W (and, when is_causal = 0, also k - p < W: a symmetric window)
+//   s(k)    = scale * dot(Q[t, h], K[row(k), kv head]);  if attn_softcap = c > 0: s = c * tanh(s / c)
+//   output[t, h, :] = sum_k softmax(s)(k) * V[row(k), kv head, :]   over the visible keys; a query that sees
+//             no key gets zeros.
+//   kv_layout 0 (contiguous): row(k) = k - kv_start (row 0 holds position kv_start; kv_start = 0 for a plain
+//             cache; a host that evicts the oldest positions by shifting rows raises kv_start).
+//   kv_layout 1 (paged): i = k - kv_start; row(k) = page_table[i / page_size] * page_size + i % page_size.
+//   kv_layout 2 (ring):  row(k) = k % page_size (page_size = ring capacity in rows; kv_end - kv_start must not
+//             exceed it): sliding-window layers keep only the last W positions.
+//   page_table must be bound even when unused (any buffer of at least 4 bytes); so must kv_len.
 //
 // Algorithm (flash-attention style online softmax, bounded workgroup memory for any kv_len):
 //   The workgroup stages its BQ queries (times scale) in workgroup memory and walks the union of their visible
@@ -31,11 +51,12 @@
 //   is_causal: u32 @24, start_pos: u32 @28, attn_softcap: f32 @32, sliding_window: u32 @36, kv_len_source: u32 @40,
 //   kv_start: u32 @44, page_size: u32 @48, kv_layout: u32 @52, _pad: u32 @56
 //
-// attention_f16kv.wgsl (f16 K/V) and attention_f16.wgsl (f16 Q/K/V/output) are this file with other
-// element types: they differ only in `enable f16;` and the q_t / kv_t aliases (a test checks this).
+// Element types: q_t (Q, output) and kv_t (K, V) below; values are widened to f32 as they are read and all
+// arithmetic is f32. Files rendered with the same vars but other types differ only in `enable f16;` and these
+// two aliases (a test checks this).
 
-alias q_t = f32;   // element type of Q and output (f16 in the *_f16 twin)
-alias kv_t = f32;  // element type of K and V (f16 in the *_f16kv and *_f16 twins)
+alias q_t = f32;   // element type of Q and output
+alias kv_t = f32;  // element type of K and V
 
 struct Uniforms {
   num_heads: u32,
@@ -76,7 +97,7 @@ var<workgroup> m_sh: array<f32, BQ>;         // running max
 var<workgroup> l_sh: array<f32, BQ>;         // running sum of exp(s - m)
 var<workgroup> a_sh: array<f32, BQ>;         // rescale factor of the block
 
-// ---- shared by all attention kernels (keep identical) ----
+// ---- shared by all attention kernels ----
 
 fn kv_end() -> u32 {
   if (u.kv_len_source == 1u) {

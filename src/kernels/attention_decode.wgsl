@@ -1,5 +1,6 @@
-// attention_decode.wgsl: decoder self-attention over a KV cache, one workgroup per (head, query token), the keys
-// split across the workgroup's invocations (decode: seq_len = 1, long kv_len).
+// Generated from src/kernels/templates/attention.wgsl.jinja ({"kernel":"rows","q":"f32","kv":"f32","entry":"attention_decode","wg":256,"nr":2,"reduce":"tree","ids":["attention.decode"]}) by scripts/gen-sources.ts; do not edit.
+// attention_decode.wgsl: decoder self-attention over a KV cache, one workgroup per (head, query token), the keys split
+// across the workgroup's invocations (decode: seq_len = 1, long kv_len).
 //
 // Semantics (shared by every attention*.wgsl; H = num_heads, Hkv = num_kv_heads, D = head_dim):
 //   Q       [seq_len, H, D]      query token t is at position p(t) = q_start + t, where q_start = start_pos
@@ -30,11 +31,10 @@
 //   block max, the running max m is raised and every running sum rescaled by exp(m_old - m_new). For V, the
 //   invocations are split into G = floor(WG / D) key groups of D lanes (D <= WG): lane d of group g accumulates
 //   output dim d over the block's keys g, g + G, ... (coalesced V reads); for D > WG every invocation owns dims
-//   i, i + WG (G = 1). At the end the per-invocation softmax sums and the G partial outputs are added up.
+//   i, i + WG, ... (G = 1). At the end the per-invocation softmax sums and the G partial outputs are added up.
 //
 // Entry point `attention_decode` (attention.decode), workgroup_size(256, 1, 1); head_dim 1..512.
-// Dispatch: [num_heads, seq_len, 1] (workgroup_id.x = head, .y = query token; any seq_len works, prefill
-// kernels are faster for seq_len > 1).
+// Dispatch: [num_heads, seq_len, 1] (workgroup_id.x = head, .y = query token; any seq_len works).
 //
 // Bindings (group 0):
 //   0  uniforms    uniform             Uniforms (below)
@@ -50,11 +50,12 @@
 //   is_causal: u32 @24, start_pos: u32 @28, attn_softcap: f32 @32, sliding_window: u32 @36, kv_len_source: u32 @40,
 //   kv_start: u32 @44, page_size: u32 @48, kv_layout: u32 @52, _pad: u32 @56
 //
-// attention_decode_f16kv.wgsl (f16 K/V) and attention_decode_f16.wgsl (f16 Q/K/V/output) are this file with other
-// element types: they differ only in `enable f16;` and the q_t / kv_t aliases (a test checks this).
+// Element types: q_t (Q, output) and kv_t (K, V) below; values are widened to f32 as they are read and all
+// arithmetic is f32. Files rendered with the same vars but other types differ only in `enable f16;` and these
+// two aliases (a test checks this).
 
-alias q_t = f32;   // element type of Q and output (f16 in the *_f16 twin)
-alias kv_t = f32;  // element type of K and V (f16 in the *_f16kv and *_f16 twins)
+alias q_t = f32;   // element type of Q and output
+alias kv_t = f32;  // element type of K and V
 
 struct Uniforms {
   num_heads: u32,
@@ -83,7 +84,7 @@ struct Uniforms {
 @group(0) @binding(6) var<storage, read> page_table: array<u32>;
 
 const WG: u32 = 256u;     // invocations = keys per block
-const NR: u32 = 2u;       // output dims per invocation when head_dim > WG (head_dim <= WG * NR)
+const NR: u32 = 2u;     // output dims per invocation when head_dim > WG (head_dim <= WG * NR)
 const DMAX: u32 = 512u;   // largest head_dim (q staging)
 const MASKED: f32 = -3.402823e+38;  // running max before any key (about -FLT_MAX)
 
@@ -91,7 +92,7 @@ var<workgroup> q_sh: array<f32, DMAX>;  // q * scale
 var<workgroup> p_sh: array<f32, WG>;    // probabilities of the current block (relative to the running max)
 var<workgroup> red: array<f32, WG>;     // reductions
 
-// ---- shared by all attention kernels (keep identical) ----
+// ---- shared by all attention kernels ----
 
 fn kv_end() -> u32 {
   if (u.kv_len_source == 1u) {
@@ -163,7 +164,6 @@ fn kv_head(h: u32) -> u32 {
 }
 
 // ---- end of shared part ----
-
 fn block_max(v: f32, li: u32) -> f32 {
   red[li] = v;
   workgroupBarrier();

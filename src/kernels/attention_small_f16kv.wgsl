@@ -1,6 +1,7 @@
-// attention_small_f16kv.wgsl: attention over a KV cache for small shapes, one 32-invocation workgroup per
-// (head, query token); the same algorithm as attention_decode.wgsl with WG = 32 (few heads x short sequences:
-// encoders, embedding models, tiny decoders).
+// Generated from src/kernels/templates/attention.wgsl.jinja ({"kernel":"rows","q":"f32","kv":"f16","entry":"main","wg":32,"nr":16,"reduce":"tree","ids":["attention.prefill_small_f16kv","attention.decode_small_f16kv"]}) by scripts/gen-sources.ts; do not edit.
+// attention_small_f16kv.wgsl: attention over a KV cache for small shapes, one 32-invocation workgroup per (head, query token);
+// the algorithm of attention_decode.wgsl with WG = 32 (few heads x short sequences: encoders, embedding models,
+// tiny decoders).
 //
 // Semantics (shared by every attention*.wgsl; H = num_heads, Hkv = num_kv_heads, D = head_dim):
 //   Q       [seq_len, H, D]      query token t is at position p(t) = q_start + t, where q_start = start_pos
@@ -33,9 +34,8 @@
 //   output dim d over the block's keys g, g + G, ... (coalesced V reads); for D > WG every invocation owns dims
 //   i, i + WG, ... (G = 1). At the end the per-invocation softmax sums and the G partial outputs are added up.
 //
-// Entry point `main` (attention.prefill_small_f16kv and attention.decode_small_f16kv), workgroup_size(32, 1, 1);
-// head_dim 1..512.
-// Dispatch: [num_heads, seq_len, 1] (workgroup_id.x = head, .y = query token).
+// Entry point `main` (attention.prefill_small_f16kv, attention.decode_small_f16kv), workgroup_size(32, 1, 1); head_dim 1..512.
+// Dispatch: [num_heads, seq_len, 1] (workgroup_id.x = head, .y = query token; any seq_len works).
 //
 // Bindings (group 0):
 //   0  uniforms    uniform             Uniforms (below)
@@ -51,9 +51,9 @@
 //   is_causal: u32 @24, start_pos: u32 @28, attn_softcap: f32 @32, sliding_window: u32 @36, kv_len_source: u32 @40,
 //   kv_start: u32 @44, page_size: u32 @48, kv_layout: u32 @52, _pad: u32 @56
 //
-// This is attention_small.wgsl with the K and V caches stored as f16 (Q and output stay f32; values are
-// widened to f32 as they are read and all arithmetic is f32). Needs `shader-f16`. Keep the two files in sync:
-// a test checks that their code differs only in `enable f16;` and the q_t / kv_t aliases.
+// Element types: q_t (Q, output) and kv_t (K, V) below; values are widened to f32 as they are read and all
+// arithmetic is f32. Files rendered with the same vars but other types differ only in `enable f16;` and these
+// two aliases (a test checks this).
 
 enable f16;
 
@@ -86,8 +86,8 @@ struct Uniforms {
 @group(0) @binding(5) var<storage, read> kv_len: array<u32>;
 @group(0) @binding(6) var<storage, read> page_table: array<u32>;
 
-const WG: u32 = 32u;      // invocations = keys per block
-const NR: u32 = 16u;      // output dims per invocation when head_dim > WG (head_dim <= WG * NR)
+const WG: u32 = 32u;     // invocations = keys per block
+const NR: u32 = 16u;     // output dims per invocation when head_dim > WG (head_dim <= WG * NR)
 const DMAX: u32 = 512u;   // largest head_dim (q staging)
 const MASKED: f32 = -3.402823e+38;  // running max before any key (about -FLT_MAX)
 
@@ -95,7 +95,7 @@ var<workgroup> q_sh: array<f32, DMAX>;  // q * scale
 var<workgroup> p_sh: array<f32, WG>;    // probabilities of the current block (relative to the running max)
 var<workgroup> red: array<f32, WG>;     // reductions
 
-// ---- shared by all attention kernels (keep identical) ----
+// ---- shared by all attention kernels ----
 
 fn kv_end() -> u32 {
   if (u.kv_len_source == 1u) {
@@ -167,7 +167,6 @@ fn kv_head(h: u32) -> u32 {
 }
 
 // ---- end of shared part ----
-
 fn block_max(v: f32, li: u32) -> f32 {
   red[li] = v;
   workgroupBarrier();
