@@ -9,3 +9,4 @@ export { requirementFailure, conditionFailure, selectionOrder, offendingNames } 
 export { packStruct, packByLayout, PackError, type PackedField, type PackedStruct } from './layout.ts';
 export { templateContext, shaderContexts, type TemplateContext, type TemplateBinding } from './template.ts';
 export * from './types.ts';
+export { resolveContractSource, BUNDLED_BASES, type BaseLookup } from './extends.ts';

@@ -5,6 +5,7 @@
  * bundle carries no Node module and gets a clear error here (validate parsed JSON with validateContract instead).
  */
 import { ContractSchemaError } from './errors.ts';
+import { bundledLookup, type BaseLookup } from './extends.ts';
 import { validateContract } from './schema.ts';
 import type { KernelContract } from './types.ts';
 
@@ -28,5 +29,24 @@ export function loadContract(file: string): KernelContract {
   } catch (e) {
     throw new ContractSchemaError(file, [{ path: '', message: `not valid JSON: ${(e as Error).message}` }]);
   }
-  return validateContract(json, file);
+  return validateContract(json, file, fileLookup(file));
+}
+
+/** Bases of `file`'s "extends": a file next to it (or a path relative to it), else a bundled base. */
+function fileLookup(file: string): BaseLookup {
+  const dir = file.includes('/') || file.includes('\\') ? file.replace(/[\\/][^\\/]*$/, '') : '.';
+  return (name) => {
+    const path = /^([A-Za-z]:)?[\\/]/.test(name) ? name : `${dir}/${name}`;
+    let text: string | undefined;
+    try {
+      text = readTextFile(path);
+    } catch {
+      return bundledLookup(name);
+    }
+    try {
+      return { json: JSON.parse(text) as unknown, source: path, lookup: fileLookup(path) };
+    } catch (e) {
+      throw new ContractSchemaError(file, [{ path: 'extends', message: `${path} is not valid JSON: ${(e as Error).message}` }]);
+    }
+  };
 }

@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import schema from '../../spec/kernel-contract.schema.json' with { type: 'json' };
 import { BUILTINS, compile, ExprError, type ExprSource } from '../expr/index.ts';
 import { ContractSchemaError } from './errors.ts';
+import { bundledLookup, resolveContractSource, type BaseLookup } from './extends.ts';
 import { flowProblems, NAMESPACES } from './flow.ts';
 import { DTYPE_BYTES, type KernelContract, type PassSpec, type ShapeSource } from './types.ts';
 
@@ -171,8 +172,13 @@ function semanticProblems(c: KernelContract): Problem[] {
   return out;
 }
 
-/** Validates parsed JSON as a kernel contract; `source` (a file name) prefixes every error. */
-export function validateContract(json: unknown, source = 'kernel contract'): KernelContract {
+/**
+ * Validates parsed JSON as a kernel contract; `source` (a file name) prefixes every error. A contract that
+ * "extends" a base or gives "passDefaults" is resolved first (src/contracts/extends.ts; `lookup` finds bases, by
+ * default the bundled ones): the contract returned is the resolved one.
+ */
+export function validateContract(json: unknown, source = 'kernel contract', lookup: BaseLookup = bundledLookup): KernelContract {
+  json = resolveContractSource(json, source, lookup);
   const problems = schemaProblems(json);
   if (problems.length) throw new ContractSchemaError(source, problems);
   const c = json as KernelContract;
