@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/rep_penalty.wgsl.jinja ({"logit":"f32","sfx":""}) by scripts/gen-sources.ts; do not edit.
 // rep_penalty.wgsl: HF repetition penalty (RepetitionPenaltyLogitsProcessor), in place on the logits before
 // sampling.
 //

@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/rep_penalty.wgsl.jinja ({"logit":"f16","sfx":"_f16"}) by scripts/gen-sources.ts; do not edit.
 // rep_penalty_f16.wgsl: HF repetition penalty (RepetitionPenaltyLogitsProcessor), in place on the logits before
 // sampling.
 //

@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/sample.wgsl.jinja ({"logit":"f16","sfx":"_f16"}) by scripts/gen-sources.ts; do not edit.
 // sample_f16.wgsl: GPU-side token selection from one row of logits: greedy argmax, and temperature / top-k / top-p
 // sampling with a seeded counter-based RNG, so a decode loop needs no logits readback (only output[0]).
 //
