@@ -28,7 +28,10 @@ function arg(name: string, def: string): string {
   return i > 0 ? process.argv[i + 1]! : def;
 }
 
-/** Weight bytes one decode step reads: every linear weight, one embedding row, norms (fused views counted once). */
+/**
+ * Weight bytes one decode step reads: every linear weight, one embedding row, norms (fused views counted once); of a
+ * MoE layer's stacked experts only the top-k a token is routed to (k / E of each expert tensor).
+ */
 function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
   let b = 0;
   const seen = new Set<GPUBuffer>();
@@ -36,6 +39,7 @@ function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
     if (seen.has(t.buffer)) continue;
     seen.add(t.buffer);
     if (name === 'model.embed_tokens.weight') b += t.buffer.size / cfg.vocabSize;
+    else if (cfg.moe && /\.mlp\.experts\./.test(name)) b += (t.buffer.size * cfg.moe.topK) / cfg.moe.numExperts;
     else b += t.buffer.size;
   }
   if (cfg.tieWordEmbeddings) b += w.get('model.embed_tokens.weight').buffer.size;
@@ -181,7 +185,9 @@ const results: unknown[] = [];
 for (const p of presets) {
   const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
   for (const q of quants) {
+    const t0 = performance.now();
     const w = randomWeights(dev, cfg, q);
+    console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
     const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dec, prefillLengths) };
     const bpt = bytesPerToken(w, cfg);

@@ -10,25 +10,45 @@ import time
 
 import torch
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
 # The same shapes as bench/decode.ts's PRESETS.
 PRESETS = {
     "llama-1.1b": dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048),
     "llama-1b-128k": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=2048, tie_word_embeddings=True),
     "llama-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=128256, max_position_embeddings=4096),
+    # gpt-oss-20b shapes: 24 layers, 32 experts, top-4, hidden 2880; the anchor runs its experts in bf16 (the PyTorch
+    # eager path of GptOssForCausalLM; the released MXFP4 form needs triton kernels this machine's transformers does not
+    # take for random weights)
+    "gpt-oss-20b": dict(arch="gpt_oss", dtype="bfloat16", hidden_size=2880, intermediate_size=2880, num_hidden_layers=24, num_attention_heads=64, num_key_value_heads=8, head_dim=64, vocab_size=201088, max_position_embeddings=4096, num_local_experts=32, num_experts_per_tok=4, sliding_window=128, tie_word_embeddings=False),
+    "qwen3-30b-a3b": dict(arch="qwen3_moe", dtype="bfloat16", hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768, num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=4, head_dim=128, vocab_size=151936, max_position_embeddings=4096, num_experts=128, num_experts_per_tok=8, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[], tie_word_embeddings=False),
     "qwen3-0.6b": dict(arch="qwen3", hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=4096, tie_word_embeddings=True),
 }
 
 
+ARCHS = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM"),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),
+    "gpt_oss": ("GptOssConfig", "GptOssForCausalLM"),
+    "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM"),
+}
+
+
 def build(name: str, dtype: torch.dtype):
-    """The preset's model with random weights, created on the GPU (an 8B model initialised on the CPU takes minutes)."""
+    """The preset's model with random weights, created on the GPU in its dtype (an 8B model initialised on the CPU
+    takes minutes; a 20B one initialised in f32 would double the memory)."""
     spec = dict(PRESETS[name])
     arch = spec.pop("arch", "llama")
-    cfg = (Qwen3Config if arch == "qwen3" else LlamaConfig)(**spec)
+    dtype = getattr(torch, spec.pop("dtype", str(dtype).replace("torch.", "")))
+    config_cls, model_cls = (getattr(transformers, n) for n in ARCHS[arch])
+    cfg = config_cls(**spec)
     torch.manual_seed(0)
-    with torch.device("cuda"):
-        model = (Qwen3ForCausalLM if arch == "qwen3" else LlamaForCausalLM)(cfg)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device("cuda"):
+            model = model_cls(cfg)
+    finally:
+        torch.set_default_dtype(old)
     return cfg, model.to(dtype=dtype).eval()
 
 
@@ -47,7 +67,7 @@ def prefill(name: str, dtype: torch.dtype, lengths: list) -> list:
                 model(ids)
                 torch.cuda.synchronize()
                 best = min(best, time.perf_counter() - t0)
-        r = {"model": name, "mode": "eager forward", "dtype": str(dtype).replace("torch.", ""), "prefillTokens": T, "ms": best * 1e3, "prefillTokensPerSecond": T / best}
+        r = {"model": name, "mode": "eager forward", "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "prefillTokens": T, "ms": best * 1e3, "prefillTokensPerSecond": T / best}
         print(json.dumps(r))
         out.append(r)
     del model
@@ -75,7 +95,7 @@ def run(name: str, dtype: torch.dtype, tokens: int, prompt: int, compiled: bool)
     t1 = min(gen(1) for _ in range(3))
     tn = min(gen(tokens + 1) for _ in range(3 if compiled else 2))
     step = (tn - t1) / tokens
-    out = {"model": name, "mode": "transformers auto-compile (static cache)" if compiled else "eager", "dtype": str(dtype).replace("torch.", ""), "prefillTokens": prompt, "decodeTokens": tokens, "medianStepMs": step * 1e3, "decodeTokensPerSecond": 1 / step}
+    out = {"model": name, "mode": "transformers auto-compile (static cache)" if compiled else "eager", "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "prefillTokens": prompt, "decodeTokens": tokens, "medianStepMs": step * 1e3, "decodeTokensPerSecond": 1 / step}
     print(json.dumps(out))
     del model
     torch.cuda.empty_cache()
@@ -101,7 +121,7 @@ def main() -> None:
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "method": "LlamaForCausalLM (Qwen3ForCausalLM for qwen3 presets) with random weights in float16, default attention, generate(do_sample=False, cache_implementation='static', min_new_tokens=N), eager (disable_compile=True) and, with --compiled, transformers' own compiled static-cache path; step = (best of 2-3 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
+        "method": "LlamaForCausalLM (Qwen3ForCausalLM, GptOssForCausalLM, Qwen3MoeForCausalLM for those presets) with random weights in float16 (bfloat16 for the MoE presets), default attention, generate(do_sample=False, cache_implementation='static', min_new_tokens=N), eager (disable_compile=True) and, with --compiled, transformers' own compiled static-cache path; step = (best of 2-3 runs for N+1 new tokens - best of 3 for 1) / N, after a warm-up",
         "results": results,
     }
     with open(a.out, "w") as f:
