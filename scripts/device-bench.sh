@@ -3,7 +3,8 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: all but ort and embed): attention gemv gemm decode torch ort embed. Receipts and logs go to $OUT.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemm decode torch ort embed moe fixtures.
+# Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
 OUT=${OUT:-out/device-bench}
@@ -32,7 +33,7 @@ for s in "${steps[@]}"; do
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
     # models: defaults, then the tunables still behind flags
     decode)
-      run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,f16 --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
+      run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
       TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"linear_fused":{"gemvInt8":"on"},"attention":{"prefillFlash":"on"}}' \
         run decode-tunables 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
@@ -40,7 +41,16 @@ for s in "${steps[@]}"; do
     embed)
       run embed 200 node --import tsx bench/embed.ts --out "$OUT/embed.json"
       run torch-embed 120 python3 bench/torch_embed.py --out "$OUT/torch-embed.json" ;;
+    # MoE models (issue 12): gpt-oss-20b (MXFP4 experts) and Qwen3-30B-A3B (Q4_K experts) shapes, random weights;
+    # PyTorch eager bf16 on the gpt-oss shapes as the anchor
+    moe)
+      run moe 330 node --import tsx bench/decode.ts --presets gpt-oss-20b,qwen3-30b-a3b --quant q4k --prefill 512 --tokens 64 --bw-bytes 1073741824 --out "$OUT/decode-moe.json"
+      run torch-moe 240 python3 bench/torch_decode.py --presets gpt-oss-20b --prefill 512 --tokens 32 --out "$OUT/torch-moe.json" ;;
+    # transformers goldens (CPU, float32) for the MoE and encoder tests: test/fixtures/hf/<name> under $OUT/hf
+    fixtures)
+      OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
+      OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm decode torch ort embed)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm decode torch ort embed moe fixtures)" >&2 ;;
   esac
 done
