@@ -4,13 +4,14 @@
  * retyped to i32 on any device, and run with f16 K/V where the device has shader-f16 (the GPU lane).
  */
 import { readFileSync } from 'node:fs';
+import { Template } from '@huggingface/jinja';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { f16ToF32, f32ToF16, f32ToF16Bytes } from '../src/formats/f16.ts';
 import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
 import type { Registry } from '../src/registry/types.ts';
-import { ATTENTION_CASES, attentionRequest } from '../src/selftest/cases-attention.ts';
+import { ATTENTION_CASES, attentionFits, attentionKind, attentionRequest } from '../src/selftest/cases-attention.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { planOp, runPlan } from '../src/selftest/launch.ts';
 import { testDevice } from './helpers/device.ts';
@@ -30,7 +31,15 @@ beforeAll(async () => {
   dev = await testDevice();
 });
 
-const F32_VARIANTS = ['attention.decode', 'attention.decode_small', 'attention.prefill', 'attention.prefill_small'];
+const F32_VARIANTS = [
+  'attention.decode',
+  'attention.decode_small',
+  'attention.prefill',
+  'attention.prefill_small',
+  'attention.decode_subgroup',
+  'attention.prefill_streaming',
+  'attention.decode_streaming',
+];
 const GUARD = 64; // floats after the output that must stay untouched
 const SENTINEL = -7777.25;
 const F16_SENTINEL = 0x7e55; // an f16 NaN
@@ -144,9 +153,20 @@ describe('attention vs CPU reference (op-test harness)', () => {
     const status = Object.fromEntries(reports.map((r) => [r.variant, r.status]));
     for (const id of F32_VARIANTS) {
       expect(status[id], id).toBe('ok');
-      expect(reports.find((r) => r.variant === id)!.cases.length, id).toBeGreaterThanOrEqual(ATTENTION_CASES.cases.length - 2);
+      // every case meant for the kernel ran (and there are several)
+      const meant = ATTENTION_CASES.cases.filter((c) => !c.only || c.only(reg.variant(id))).map((c) => c.name);
+      expect(meant.length, id).toBeGreaterThanOrEqual(8);
+      expect(reports.find((r) => r.variant === id)!.cases.map((c) => c.case), id).toEqual(meant);
     }
     for (const r of reports) if (r.status !== 'ok') expect(r.reason, r.variant).toBeTruthy();
+    // every f16 kernel with WGSL has cases; on a device without shader-f16 it reports that instead of running them
+    for (const r of reports.filter((x) => attentionKind(reg.variant(x.variant)) !== 'f32' && x.status !== 'no-wgsl')) {
+      expect(ATTENTION_CASES.cases.filter((c) => c.only!(reg.variant(r.variant))).length, r.variant).toBeGreaterThanOrEqual(2);
+      if (!dev.caps.features.has('shader-f16')) {
+        expect(r.status, r.variant).toBe('skipped');
+        expect(r.reason, r.variant).toMatch(/shader-f16.*lacks/);
+      } else expect(r.status, r.variant).toBe('ok');
+    }
     // the kernels the model's attention contract runs are tested through it for the contiguous-cache cases
     for (const id of ['attention.decode', 'attention.prefill']) {
       expect(reports.find((r) => r.variant === id)!.cases.filter((c) => c.contract?.startsWith('attention.')).length, id).toBeGreaterThanOrEqual(5);
@@ -156,8 +176,24 @@ describe('attention vs CPU reference (op-test harness)', () => {
 
 // ---- f16 twins: the f32 kernels with other q_t / kv_t element types ----
 
-/** [f32 variant, twin, element types of the twin] */
-const TWINS: [string, string, { q: 'f32' | 'f16'; kv: 'f16' }][] = [
+/** The template every attention*.wgsl is rendered from, and each file's vars. */
+const TEMPLATE = new Template(readFileSync('src/kernels/templates/attention.wgsl.jinja', 'utf8'));
+const TEMPLATE_VARS = new Map(
+  (JSON.parse(readFileSync('src/kernels/templates/attention.variants.json', 'utf8')) as { out: string; vars: Record<string, unknown> }[]).map((e) => [e.out, e.vars]),
+);
+/** The template rendered with a file's vars but f32 element types (the f32 kernel the file is a retyping of). */
+function renderedF32(file: string): string {
+  const vars = TEMPLATE_VARS.get(file);
+  if (!vars) throw new Error(`${file} is not rendered from src/kernels/templates/attention.wgsl.jinja`);
+  return TEMPLATE.render({ ...vars, q: 'f32', kv: 'f32', out: file });
+}
+
+type TwinTypes = { q: 'f32' | 'f16'; kv: 'f16' };
+/**
+ * [f32 registry variant rendered with the same vars (undefined where the registry has none), twin, element types of
+ * the twin]: every registry attention variant with f16 K/V.
+ */
+const TWINS: [string | undefined, string, TwinTypes][] = [
   ['attention.decode', 'attention.decode_f16kv', { q: 'f32', kv: 'f16' }],
   ['attention.decode_small', 'attention.decode_small_f16kv', { q: 'f32', kv: 'f16' }],
   ['attention.prefill_small', 'attention.prefill_small_f16kv', { q: 'f32', kv: 'f16' }],
@@ -166,8 +202,24 @@ const TWINS: [string, string, { q: 'f32' | 'f16'; kv: 'f16' }][] = [
   ['attention.decode_small', 'attention.decode_small_f16', { q: 'f16', kv: 'f16' }],
   ['attention.prefill_small', 'attention.prefill_small_f16', { q: 'f16', kv: 'f16' }],
   ['attention.prefill', 'attention.prefill_f16', { q: 'f16', kv: 'f16' }],
+  ['attention.decode_subgroup', 'attention.decode_online_f16kv', { q: 'f32', kv: 'f16' }],
+  ['attention.decode_subgroup', 'attention.decode_online_f16', { q: 'f16', kv: 'f16' }],
+  [undefined, 'attention.decode_online_head256_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.decode_paged_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.decode_paged_f16', { q: 'f16', kv: 'f16' }],
+  [undefined, 'attention.decode_chunked_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.decode_chunked_f16', { q: 'f16', kv: 'f16' }],
+  ['attention.prefill_streaming', 'attention.prefill_streaming_f16kv', { q: 'f32', kv: 'f16' }],
+  ['attention.decode_streaming', 'attention.decode_streaming_f16kv', { q: 'f32', kv: 'f16' }],
+  ['attention.prefill_streaming', 'attention.prefill_streaming_f16', { q: 'f16', kv: 'f16' }],
+  ['attention.decode_streaming', 'attention.decode_streaming_f16', { q: 'f16', kv: 'f16' }],
+  [undefined, 'attention.prefill_head128_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.prefill_head256_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.prefill_head512_f16kv', { q: 'f32', kv: 'f16' }],
+  [undefined, 'attention.prefill_head512_f16', { q: 'f16', kv: 'f16' }],
 ];
 const A = attentionUniforms;
+/** Each twin runs the cases its contract variant accepts (attentionFits), at least one. */
 const TWIN_CASES: Case[] = [
   { name: 'decode kv_len 1100, MQA 8:1, D 80', u: A({ num_heads: 8, num_kv_heads: 1, head_dim: 80, kv_len: 1100, seq_len: 1 }) },
   { name: 'prefill seq 37 start 20, MHA, D 16, softcap 3', u: A({ num_heads: 3, head_dim: 16, kv_len: 57, seq_len: 37, attn_softcap: 3 }) },
@@ -176,7 +228,17 @@ const TWIN_CASES: Case[] = [
     u: A({ num_heads: 4, num_kv_heads: 2, head_dim: 32, kv_len: 29, seq_len: 5, kv_layout: 1, page_size: 8 }),
     pageTable: [3, 0, 2, 1],
   },
+  {
+    name: 'paged layout (page_size 16), decode, kv_start 5, D 128',
+    u: A({ num_heads: 2, head_dim: 128, kv_len: 70, seq_len: 1, kv_layout: 1, page_size: 16, kv_start: 5 }),
+    pageTable: [2, 4, 0, 3, 1],
+  },
+  { name: 'prefill seq 45 start 30, window 20, GQA 2:1, D 128', u: A({ num_heads: 2, num_kv_heads: 1, head_dim: 128, kv_len: 75, seq_len: 45, sliding_window: 20 }) },
+  { name: 'decode kv_len 300, GQA 2:1, D 256, softcap 4', u: A({ num_heads: 4, num_kv_heads: 2, head_dim: 256, kv_len: 300, seq_len: 1, attn_softcap: 4 }) },
+  { name: 'prefill seq 33 start 2, D 256, kv_len from the binding', u: A({ num_heads: 2, head_dim: 256, kv_len: 0, seq_len: 33, kv_len_source: 1 }), kvLenBuffer: 35 },
+  { name: 'prefill seq 21 start 3, GQA 2:1, D 512', u: A({ num_heads: 4, num_kv_heads: 2, head_dim: 512, kv_len: 24, seq_len: 21 }) },
 ];
+const twinCases = (id: string) => TWIN_CASES.filter((c) => attentionFits(reg.variant(id), c.u));
 
 /** WGSL code without comments and blank lines. */
 function codeLines(wgsl: string): string[] {
@@ -207,11 +269,8 @@ const f16Round = (a: ArrayLike<number>) => Float32Array.from(a, (x) => f16ToF32(
 
 describe('attention f16 twins', () => {
   for (const [f32Id, twinId, types] of TWINS) {
-    it(`${twinId} is ${f32Id} with enable f16 and ${types.q} Q/output, f16 K/V`, () => {
-      const a = reg.variant(f32Id);
+    it(`${twinId} is ${f32Id ?? 'the template with its vars and f32 types'} with enable f16 and ${types.q} Q/output, f16 K/V`, () => {
       const b = reg.variant(twinId);
-      expect(b.entryPoint).toBe(a.entryPoint);
-      expect(b.workgroup).toEqual(a.workgroup);
       const f16 = readFileSync(wgslPath(b.wgsl), 'utf8');
       expect(f16).toMatch(/^enable f16;$/m);
       expect(f16).toMatch(new RegExp(`^alias q_t = ${types.q};`, 'm'));
@@ -219,7 +278,15 @@ describe('attention f16 twins', () => {
       const asF32 = codeLines(f16)
         .filter((l) => l !== 'enable f16;')
         .map((l) => l.replace(/^alias (q_t|kv_t) = f16;$/, 'alias $1 = f32;'));
-      expect(asF32).toEqual(codeLines(readFileSync(wgslPath(a.wgsl), 'utf8')));
+      const f32Code = codeLines(renderedF32(b.wgsl));
+      expect(asF32).toEqual(f32Code);
+      if (f32Id) {
+        const a = reg.variant(f32Id);
+        expect(b.entryPoint).toBe(a.entryPoint);
+        expect(b.workgroup).toEqual(a.workgroup);
+        expect(codeLines(readFileSync(wgslPath(a.wgsl), 'utf8'))).toEqual(f32Code);
+      }
+      expect(twinCases(twinId).length, 'cases for it').toBeGreaterThan(0);
     });
 
     // Without shader-f16 a twin cannot compile. With its f16 types retyped to i32 (f32(x) and q_t(x) convert
@@ -234,7 +301,7 @@ describe('attention f16 twins', () => {
       }
       // the twin's contract variant, compiled from the retyped WGSL (K/V buffers hold i32 words)
       const registry = registryWithSources(reg, { [twinId]: retyped(twinId, 'f32', 'i32') });
-      for (const c of TWIN_CASES) {
+      for (const c of twinCases(twinId)) {
         const b = makeBuffers(c, 77);
         const ki = Int32Array.from(b.k, (x) => Math.round(x * 4));
         const vi = Int32Array.from(b.v, (x) => Math.round(x * 4));
@@ -253,7 +320,7 @@ describe('attention f16 twins', () => {
         ctx.skip(`${twinId} needs shader-f16, which this device (${dev.caps.adapterInfo.architecture || 'adapter'}) lacks`);
         return;
       }
-      for (const c of TWIN_CASES) {
+      for (const c of twinCases(twinId)) {
         const b = makeBuffers(c, 78);
         const q = types.q === 'f16' ? f16Round(b.q) : b.q;
         const ref = attentionRef(c.u, { ...b, q, k: f16Round(b.k), v: f16Round(b.v) });

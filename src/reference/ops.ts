@@ -4,6 +4,7 @@
  * Each entry maps buffers by the registry's binding names and uniform values by its field names to the expected
  * contents of the bindings the kernel writes (f64 math; matmul reuses matmul-quant.ts's f64-accumulated f32 result).
  */
+import { f16BytesToF32 } from '../formats/f16.ts';
 import { attentionRef, type AttentionUniforms } from './attention.ts';
 import { biasAddRef, geluRef, rmsnormQkRef, scaleRef, type BiasAddUniforms, type GeluUniforms, type RmsnormQkUniforms, type ScaleUniforms } from './elementwise.ts';
 import { castF16ToF32Ref, dequantQ8_0RowwiseRef, gatherF16Ref, type DequantRowwiseUniforms } from './f16-ops.ts';
@@ -50,6 +51,12 @@ function need<T extends HostTensor>(op: string, t: HostTensors, name: string): T
 
 const f32 = (op: string, t: HostTensors, name: string) => need<Float32Array>(op, t, name);
 
+/** An f32 buffer, or f16 values packed two per u32 word (low half first) widened to f32. */
+function f32OrPackedF16(op: string, t: HostTensors, name: string): Float32Array {
+  const v = need(op, t, name);
+  return v instanceof Uint32Array ? f16BytesToF32(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) : v;
+}
+
 const ROPE_MODES: Record<string, RopeMode> = {
   main: 'tables',
   rope_compute_freqs: 'linear',
@@ -82,11 +89,12 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const tables = { cos: f32('rope', t, 'freqs_cos'), sin: f32('rope', t, 'freqs_sin') };
     return { input: ropeRef(f32('rope', t, 'input'), u as unknown as RopeUniforms, mode, tables) };
   },
+  // Q, K, V: f32, or f16 packed in u32 words (the f16 and f16-KV kernels)
   attention: (t, u) => ({
     output: attentionRef(u as unknown as AttentionUniforms, {
-      q: f32('attention', t, 'Q'),
-      k: f32('attention', t, 'K'),
-      v: f32('attention', t, 'V'),
+      q: f32OrPackedF16('attention', t, 'Q'),
+      k: f32OrPackedF16('attention', t, 'K'),
+      v: f32OrPackedF16('attention', t, 'V'),
       kvLenBuffer: t.kv_len,
       pageTable: t.page_table,
     }),

@@ -13,6 +13,7 @@ import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { loadWgsl, missingFeatures } from '../registry/binder.ts';
 import { defaultRegistry } from '../registry/bundled.ts';
+import { f16ToF32 } from '../formats/f16.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { REFERENCE, REFERENCE_OPS, type HostTensors, type ReferenceOp, type ReferenceResult } from '../reference/ops.ts';
 import { OP_CASES, shapesOf, type OpCase } from './cases.ts';
@@ -42,6 +43,9 @@ export const GUARD_FLOATS = 256;
 export const GUARD_BITS = 0x7fbadbad;
 /** Bit pattern pure outputs are filled with before the kernel runs: still there afterwards = never written. */
 export const UNWRITTEN_BITS = 0x7fc0ffee;
+/** The same two patterns for float16 outputs (f16 NaNs no kernel computes). */
+export const GUARD_BITS_F16 = 0x7dad;
+export const UNWRITTEN_BITS_F16 = 0x7e55;
 
 export type VariantStatus = 'ok' | 'fail' | 'skipped' | 'no-wgsl' | 'no-cases';
 
@@ -143,16 +147,20 @@ interface Checked {
   /** elements compared (the guard follows) */
   count: number;
   want: ArrayLike<number>;
+  /** float16 elements (16-bit words; the guard is GUARD_FLOATS 16-bit words) */
+  f16?: boolean;
 }
 
 /** Compare one written buffer (count floats + guard) with the expectation; accumulates into r. */
 function compare(r: CaseResult, b: Checked, raw: ArrayBuffer, sums: { err2: number; ref2: number }): void {
-  const got = new Float32Array(raw);
-  const bits = new Uint32Array(raw);
+  const bits = b.f16 ? new Uint16Array(raw) : new Uint32Array(raw);
+  const got = b.f16 ? Float32Array.from(bits.subarray(0, b.count), f16ToF32) : new Float32Array(raw);
+  const unwritten = b.f16 ? UNWRITTEN_BITS_F16 : UNWRITTEN_BITS;
+  const guard = b.f16 ? GUARD_BITS_F16 : GUARD_BITS;
   for (let i = 0; i < b.count; i++) {
     const w = b.want[i]!;
     const g = got[i]!;
-    if (bits[i] === UNWRITTEN_BITS) {
+    if (bits[i] === unwritten) {
       r.unwritten++;
       continue;
     }
@@ -169,7 +177,7 @@ function compare(r: CaseResult, b: Checked, raw: ArrayBuffer, sums: { err2: numb
       r.worst = { binding: b.binding, index: i, got: g, want: w };
     }
   }
-  for (let i = b.count; i < b.count + GUARD_FLOATS; i++) if (bits[i] !== GUARD_BITS) r.guardViolations++;
+  for (let i = b.count; i < b.count + GUARD_FLOATS; i++) if (bits[i] !== guard) r.guardViolations++;
 }
 
 /** The registry uniform values of a single-pass plan and its buffers by registry binding name (the reference's view). */
@@ -195,7 +203,7 @@ function checkInputSizes(c: OpCase, plan: Plan, inputs: HostTensors): void {
     if (data.byteLength < need) throw new Error(`case "${c.name}": input ${name} has ${data.byteLength} bytes, but shape [${shape.join(', ')}] of ${plan.dtypes[name]} needs ${need}`);
   }
   for (const o of plan.outputs) {
-    if (DTYPE_BYTES[o.dtype] !== 4) throw new Error(`case "${c.name}": output ${o.name} is ${o.dtype}; the harness compares 32-bit outputs`);
+    if (DTYPE_BYTES[o.dtype] !== 4 && o.dtype !== 'float16') throw new Error(`case "${c.name}": output ${o.name} is ${o.dtype}; the harness compares 32-bit and float16 outputs`);
   }
 }
 
@@ -261,16 +269,20 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
         want = copy;
       }
       const count = Math.max(0, want.length - (opts.shrinkOutputs ?? 0));
-      const words = new Uint32Array(count + GUARD_FLOATS).fill(UNWRITTEN_BITS, 0, count).fill(GUARD_BITS, count);
+      const f16 = o.dtype === 'float16';
+      // float16: 16-bit words, padded to whole 32-bit words with guard bits
+      const words = f16
+        ? new Uint16Array(2 * Math.ceil((count + GUARD_FLOATS) / 2)).fill(UNWRITTEN_BITS_F16, 0, count).fill(GUARD_BITS_F16, count)
+        : new Uint32Array(count + GUARD_FLOATS).fill(UNWRITTEN_BITS, 0, count).fill(GUARD_BITS, count);
       buffers[o.name] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${o.name}`, STORAGE_USAGE);
       owned.push(buffers[o.name]!);
-      checked.push({ binding: key, buffer: buffers[o.name]!, count, want });
+      checked.push({ binding: key, buffer: buffers[o.name]!, count, want, f16 });
     }
     const t0 = performance.now();
     const times = await runPlan(dev, plan, buffers, { registry: opts.registry, ...(opts.dispatch ? { dispatch: opts.dispatch } : {}) });
     r.ms = times.length ? times.reduce((s, t) => s + t.ms, 0) : performance.now() - t0;
     const sums = { err2: 0, ref2: 0 };
-    for (const b of checked) compare(r, b, await readBuffer(dev.device, b.buffer, (b.count + GUARD_FLOATS) * 4), sums);
+    for (const b of checked) compare(r, b, await readBuffer(dev.device, b.buffer, b.f16 ? 4 * Math.ceil((b.count + GUARD_FLOATS) / 2) : (b.count + GUARD_FLOATS) * 4), sums);
     r.nmse = sums.ref2 > 0 ? sums.err2 / sums.ref2 : sums.err2;
   } finally {
     for (const b of owned) b.destroy();
