@@ -90,9 +90,17 @@ export function normalizeInputs(
     dtypes[name] = dt!;
   }
   for (const [name, out] of Object.entries(c.outputs)) {
-    const dt = out.dtype in tcs ? (typeVars[out.dtype] ?? (tcs[out.dtype]!.length === 1 ? tcs[out.dtype]![0] : undefined)) : out.dtype;
-    if (dt === undefined) fail(`output ${name}`, `dtype ${out.dtype} is not bound by any input; pass --dtypes ${name}=...`);
+    let dt = out.dtype in tcs ? (typeVars[out.dtype] ?? (tcs[out.dtype]!.length === 1 ? tcs[out.dtype]![0] : undefined)) : out.dtype;
     const given = req.dtypes?.[name];
+    if (dt === undefined) {
+      // A type variable no input binds (e.g. the output dtype of a gather): the dtype given for the output, else the
+      // first dtype the constraint allows; other outputs of that type share it.
+      const allowed = tcs[out.dtype]!;
+      if (given !== undefined && !allowed.includes(given)) fail(`output ${name}`, `dtype ${given} is not allowed by type constraint ${out.dtype}; allowed: ${list(allowed)}`);
+      dt = given ?? allowed[0];
+      if (dt === undefined) fail(`output ${name}`, `dtype ${out.dtype} is not bound by any input; pass --dtypes ${name}=...`);
+      typeVars[out.dtype] = dt!;
+    }
     if (given !== undefined && given !== dt) fail(`output ${name}`, `dtype ${given} given, but the contract makes it ${dt}`);
     dtypes[name] = dt!;
   }

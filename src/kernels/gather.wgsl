@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/gather.wgsl.jinja ({"variant":"gather.default","table":"f32","outT":"f32","vec4":false,"entry":"main","wg":256}) by scripts/gen-sources.ts; do not edit.
 // gather.wgsl: embedding row lookup (f32 table, u32 token ids).
 //
 //   id  = indices[index_offset + t]

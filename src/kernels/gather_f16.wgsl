@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/gather.wgsl.jinja ({"variant":"gather.f16","table":"f16","outT":"f32","vec4":false,"entry":"main","wg":256}) by scripts/gen-sources.ts; do not edit.
 // gather_f16.wgsl: embedding row lookup from an f16 table into f32 output (u32 token ids), e.g. a weight-tied
 // lm_head kept in f16. Same semantics and uniforms as gather.wgsl; only the table's element type differs.
 //

@@ -48,6 +48,8 @@ export interface GatherOpts {
   hidden_offset?: number;
   /** Token ids to replace with vocab_size + k (out of range: must read as 0). */
   outOfRange?: number;
+  /** dtype of the output (default float32; float16 runs the f16-output kernels) */
+  out?: 'float32' | 'float16';
 }
 
 /**
@@ -58,7 +60,8 @@ export function gatherCase(table: 'float32' | 'float16', tokens: number, hidden:
   const width = o.input_hidden_size || hidden;
   const indexOffset = o.index_offset ?? 0;
   const transpose = o.transpose ?? 0;
-  const { outOfRange, ...layout } = o;
+  const { outOfRange, out, ...layout } = o;
+  const f16Out = out === 'float16';
   const attributes = {
     ...(indexOffset ? { index_offset: indexOffset } : {}),
     ...(transpose ? { transpose } : {}),
@@ -67,10 +70,10 @@ export function gatherCase(table: 'float32' | 'float16', tokens: number, hidden:
   };
   const f16 = table === 'float16';
   return {
-    name: `${f16 ? 'f16 ' : ''}T${tokens} H${hidden} V${vocab}${extras(layout)}${outOfRange ? (f16 ? ' oob=true' : ' oob-ids') : ''}`,
+    name: `${f16 ? 'f16 ' : ''}${f16Out ? 'out-f16 ' : ''}T${tokens} H${hidden} V${vocab}${extras(layout)}${outOfRange ? (f16 ? ' oob=true' : ' oob-ids') : ''}`,
     contracts: Object.keys(attributes).length ? ['gather'] : ['embed', 'gather'],
     shapes: { ids: [indexOffset + tokens], table: transpose ? [width, vocab] : [vocab, width] },
-    dtypes: { table },
+    dtypes: { table, ...(f16Out ? { out: 'float16' } : {}) },
     attributes,
     inputs: (r) => {
       const ids = r.ints(indexOffset + tokens, vocab);
@@ -79,7 +82,6 @@ export function gatherCase(table: 'float32' | 'float16', tokens: number, hidden:
       } else for (let k = 0; k < (outOfRange ?? 0); k++) ids[indexOffset + r.int(tokens)] = vocab + k;
       return { ids, table: f16 ? words(randomF16Bits(r, vocab * width)) : r.floats(vocab * width) };
     },
-    ...(f16 ? { only: (v: KernelVariant) => v.id === 'gather.f16' } : {}),
   };
 }
 
@@ -211,14 +213,6 @@ export const DEQUANT_CASES = only(['dequant.f32_rowwise'], 'not a Q8_0 row-wise 
   dequantCase(2, 31),
 ]);
 
-export const GATHER_F16_CASES: OpCase[] = [
-  gatherCase('float16', 1, 1, 5),
-  gatherCase('float16', 3, 127, 50, { outOfRange: 1 }),
-  gatherCase('float16', 7, 257, 1000, { index_offset: 2 }),
-  gatherCase('float16', 5, 100, 77, { transpose: 1 }),
-  gatherCase('float16', 9, 255, 31, { input_hidden_size: 301, hidden_offset: 45 }),
-  gatherCase('float16', 64, 1024, 40),
-];
 
 /**
  * An operation's cases plus cases for extra variants: the original cases keep to the variants they covered, the

@@ -11,7 +11,8 @@ import { ropeLinearTables, type RopeUniforms } from '../reference/rope.ts';
 import type { KernelVariant } from '../registry/types.ts';
 import { ATTENTION_CASES } from './cases-attention.ts';
 import { coversMatmulQuant, MATMUL_QUANT_CASES } from './cases-matmul-quant.ts';
-import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GATHER_F16_CASES, gatherCase, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
+import { GATHER_CASES } from './cases-gather.ts';
+import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
 import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
 
 export type Shapes = Readonly<Record<string, readonly number[]>>;
@@ -201,25 +202,8 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
     coversMatmulQuant,
     MATMUL_QUANT_CASES,
   ),
-  // + gather.f16: src/selftest/cases-small.ts
-  gather: withExtraCases(
-    {
-      contracts: ['embed', 'gather'],
-      written: ['output'],
-      notCovered: f32Only(['uniforms', 'indices', 'embeddings', 'output']),
-      cases: [
-        gatherCase('float32', 1, 1, 5),
-        gatherCase('float32', 3, 127, 50, { outOfRange: 1 }),
-        gatherCase('float32', 7, 257, 1000, { index_offset: 2 }),
-        gatherCase('float32', 64, 4096, 40),
-        gatherCase('float32', 5, 100, 77, { transpose: 1 }),
-        gatherCase('float32', 9, 255, 31, { input_hidden_size: 300, hidden_offset: 45 }),
-        gatherCase('float32', 2000, 64, 500),
-      ],
-    },
-    (v) => v.id === 'gather.f16',
-    GATHER_F16_CASES,
-  ),
+  // every gather variant (f32/f16 tables and outputs, vec4): src/selftest/cases-gather.ts
+  gather: GATHER_CASES,
   residual: {
     contracts: ['residual'],
     written: ['output'],

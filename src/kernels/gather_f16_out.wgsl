@@ -1,0 +1,72 @@
+// Generated from src/kernels/templates/gather.wgsl.jinja ({"variant":"gather.f16_out","table":"f32","outT":"f16","vec4":false,"entry":"gather_f16_out","wg":256}) by scripts/gen-sources.ts; do not edit.
+// gather_f16_out.wgsl: embedding row lookup (f32 table, u32 token ids) into f16 output.
+// Same semantics and uniforms as gather.wgsl (generated from the same template):
+//
+//   id  = indices[index_offset + t]
+//   row stride S = input_hidden_size (0 means hidden_size)
+//   output[t, h] = f16(embeddings[id * S + hidden_offset + h])      table [vocab_size, S]
+//   (transpose = 1: output[t, h] = embeddings[(hidden_offset + h) * vocab_size + id], table [S, vocab_size])
+//   id >= vocab_size (out of range) writes 0.
+// for t < num_tokens, h < hidden_size. Output is packed [num_tokens, hidden_size].
+// Values are written as f16 (`enable f16;`, needs shader-f16), rounded from f32 after clamping to +-65504 (WGSL
+// leaves out-of-range conversions indeterminate).
+//
+// Entry point `gather_f16_out` (variant gather.f16_out), workgroup_size(256, 1, 1).
+// One invocation computes one output element per grid-stride step: elements i = gid.x, gid.x + stride, ...
+// with stride = num_workgroups.x * 256, so any dispatch width covers any num_tokens * hidden_size.
+// Dispatch: [min(ceil(num_tokens * hidden_size / 256), 65535), 1, 1].
+//
+// Bindings (group 0):
+//   0  uniforms    uniform             Uniforms (below)
+//   1  indices     storage, read       u32 [index_offset + num_tokens]
+//   2  embeddings  storage, read       f32 [vocab_size, S]
+//   3  output      storage, read_write f16 [num_tokens, hidden_size] (written)
+//
+// Uniforms (the registry's `gather` base uniforms):
+//   num_tokens: u32 @0, hidden_size: u32 @4, vocab_size: u32 @8, transpose: u32 @12, index_offset: u32 @16,
+//   input_hidden_size: u32 @20, hidden_offset: u32 @24, _pad0: u32 @28, _pad1: u32 @32
+
+enable f16;
+
+struct Uniforms {
+  num_tokens: u32,
+  hidden_size: u32,
+  vocab_size: u32,
+  transpose: u32,
+  index_offset: u32,
+  input_hidden_size: u32,
+  hidden_offset: u32,
+  _pad0: u32,
+  _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> u: Uniforms;
+@group(0) @binding(1) var<storage, read> indices: array<u32>;
+@group(0) @binding(2) var<storage, read> embeddings: array<f32>;
+@group(0) @binding(3) var<storage, read_write> output: array<f16>;
+
+const WG: u32 = 256u;
+
+const F16_MAX: f32 = 65504.0;
+
+@compute @workgroup_size(256, 1, 1)
+fn gather_f16_out(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let H = u.hidden_size;
+  let total = u.num_tokens * H;
+  let stride = nwg.x * WG;
+  let S = select(u.input_hidden_size, H, u.input_hidden_size == 0u);
+  for (var i = gid.x; i < total; i += stride) {
+    let t = i / H;
+    let h = i - t * H;
+    let id = indices[u.index_offset + t];
+    var v = 0.0;
+    if (id < u.vocab_size) {
+      if (u.transpose == 0u) {
+        v = embeddings[id * S + u.hidden_offset + h];
+      } else {
+        v = embeddings[(u.hidden_offset + h) * u.vocab_size + id];
+      }
+    }
+    output[i] = f16(clamp(v, -F16_MAX, F16_MAX));
+  }
+}
