@@ -95,6 +95,11 @@ describe('the shipped model over HTTP', () => {
     expect(whole.requests.filter((r) => r.path === 'model.safetensors' && r.method === 'GET').length).toBe(1);
   });
 
+  it('from a server that ignores ranges, a file over maxWholeBytes is refused naming it, not held whole', async () => {
+    const open = async () => sameModel(await openModel(urlFolder(whole.url, { maxWholeBytes: 1 << 20 })), disk);
+    await expect(open()).rejects.toMatchObject({ name: 'RangeUnsupportedError', message: expect.stringMatching(/model\.safetensors: the server ignores HTTP range requests.*larger than the 1 MiB/) });
+  });
+
   it('through a cache: the second open makes no request to the server', async () => {
     const cache = memoryCache();
     const progress: number[] = [];

@@ -1,7 +1,8 @@
 /**
  * ModelFiles over Web APIs (a page, a Web Worker, or Node 20+ which has fetch and Blob):
  *   urlFolder('https://host/models/x/')   files by URL; reads are HTTP range requests (a server without range support
- *                                         is read whole once and cached); sizes from HEAD (or a ranged GET)
+ *                                         is read whole once and kept, up to maxWholeBytes: past that the read
+ *                                         fails naming the file); sizes from HEAD (or a ranged GET)
  *   urlFile('https://host/m.gguf')        one file by URL
  *   blobFile(file) / blobFolder(files)    files the user picked (<input type=file>, webkitdirectory, drag and drop)
  * Reads are ranged everywhere, so a multi-GB model is never held whole in memory.
@@ -13,6 +14,28 @@ export interface UrlOptions {
   fetch?: typeof fetch;
   /** Extra request headers (an Authorization token for a gated model). */
   headers?: Record<string, string>;
+  /**
+   * The largest file kept whole in memory when its server ignores range requests (default 1 GiB); a larger file from
+   * such a server is refused rather than held whole.
+   */
+  maxWholeBytes?: number;
+}
+
+const MAX_WHOLE_BYTES = 2 ** 30;
+
+/** A server that answers range requests with the whole body, for a file too large to hold in memory. */
+export class RangeUnsupportedError extends Error {
+  override name = 'RangeUnsupportedError';
+  constructor(
+    readonly url: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      `${url}: the server ignores HTTP range requests, and the file (${(size / 2 ** 20).toFixed(0)} MiB) is larger than the ${(limit / 2 ** 20).toFixed(0)} MiB ` +
+        'that may be held in memory whole; serve it from a server with range support (any static server or the Hugging Face hub) or pick the file locally',
+    );
+  }
 }
 
 export class HttpError extends Error {
@@ -43,9 +66,10 @@ async function urlSize(url: string, opts: UrlOptions): Promise<number | undefine
   if (r.status === 404 || r.status === 410) return undefined;
   if (!r.ok) throw new HttpError(url, r.status, 'size of');
   const total = r.status === 206 ? totalFromContentRange(r.headers.get('content-range')) : undefined;
-  if (total !== undefined) {
+  const whole = r.status === 200 && r.headers.get('content-encoding') === null ? r.headers.get('content-length') : null;
+  if (total !== undefined || whole !== null) {
     await r.body?.cancel();
-    return total;
+    return total ?? Number(whole);
   }
   return (await r.arrayBuffer()).byteLength;
 }
@@ -63,7 +87,12 @@ export function urlFileOfSize(url: string, size: number, opts: UrlOptions = {}):
         const r = await (opts.fetch ?? fetch)(url, { headers: { ...opts.headers, Range: `bytes=${offset}-${end - 1}` } });
         if (r.status === 206) return new Uint8Array(await r.arrayBuffer());
         if (!r.ok) throw new HttpError(url, r.status, 'reading');
-        // 200: the server ignores ranges; keep the whole body for later reads.
+        // 200: the server ignores ranges; keep the whole body for later reads, if it is small enough.
+        const limit = opts.maxWholeBytes ?? MAX_WHOLE_BYTES;
+        if (size > limit) {
+          await r.body?.cancel();
+          throw new RangeUnsupportedError(url, size, limit);
+        }
         whole = r.arrayBuffer().then((b) => new Uint8Array(b));
       }
       return (await whole).slice(offset, end);
