@@ -5,7 +5,7 @@ export { parseRegistry, parseRegistryText } from './registry/parse.ts';
 export { setHost, type Host } from './host.ts';
 export { bytesFile, type ModelFile, type ModelFolder, type ModelFiles, type SingleModelFile } from './formats/files.ts';
 export { cachedFolder, memoryCache, opfsCache, CACHE_CHUNK_BYTES, type FileCache, type CacheProgress } from './formats/cache.ts';
-export { urlFolder, urlFile, urlFileOfSize, blobFile, blobModelFile, blobFolder, HttpError, type UrlOptions } from './formats/web-files.ts';
+export { urlFolder, urlFile, urlFileOfSize, blobFile, blobModelFile, blobFolder, HttpError, RangeUnsupportedError, type UrlOptions } from './formats/web-files.ts';
 export {
   loadContract,
   validateContract,
