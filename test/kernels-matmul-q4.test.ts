@@ -8,7 +8,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { testDevice } from './helpers/device.ts';
 
-const Q4_VARIANTS = ['matmul.q4_fused_gemv', 'matmul.q4_fused_multicol', 'matmul.q4_fused_batched', 'matmul.q4_fused_batched_multicol_shared'];
+const Q4_VARIANTS = ['matmul.q4_fused_gemv', 'matmul.q4_fused_multicol', 'matmul.q4_fused_batched', 'matmul.q4_fused_batched_multicol_shared', 'matmul.q4_fused_metal_simd16'];
 
 let dev: TesseraDevice;
 beforeAll(async () => {

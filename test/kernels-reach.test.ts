@@ -245,7 +245,8 @@ describe('docs/kernel-support.md from the reach report', () => {
     const rows = md.split('\n').filter((l) => /^\| `[a-z0-9_]+\.[A-Za-z0-9_]+` \|/.test(l));
     expect(rows).toHaveLength(302);
     expect(md).toMatch(/\| `matmul\.q4_fused_gemv` \| yes \(fused_matmul_q4\.wgsl main_gemv\) \| subgroups \| \d+ \| pinned \| `linear\.q4k_gemv` \| swiftshader \(/);
-    expect(md).toMatch(/\| `matmul\.f16` \| no: file missing \(matmul_f16\.wgsl main\) \|/);
+    expect(md).toMatch(/\| `matmul\.f16` \| yes \(matmul_f16\.wgsl main\) \|/);
+    expect(md).toMatch(/\| `matmul\.w4a16_batched_f16a` \| no: file missing \(fused_matmul_w4a16_batched_f16a\.wgsl main_batched_f16a\) \|/);
     expect(md).toMatch(/\| `sample\.argmax` \| yes .*\| none: no CPU reference for the operation \| unused \|/);
     expect(md).toMatch(/\| nvidia-h200 \| measured \| \d+ \| \d+ \| \d+ \| \d+ \|/);
     // a harness run afterwards (tessera selftest --support) keeps the reach cells

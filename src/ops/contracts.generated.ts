@@ -12,32 +12,34 @@ import c8 from './contracts/count_nonfinite.contract.json' with { type: 'json' }
 import c9 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
 import c10 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
 import c11 from './contracts/embed.contract.json' with { type: 'json' };
-import c12 from './contracts/gather.contract.json' with { type: 'json' };
-import c13 from './contracts/glu.contract.json' with { type: 'json' };
-import c14 from './contracts/glu_fused.contract.json' with { type: 'json' };
-import c15 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
-import c16 from './contracts/kv_write.contract.json' with { type: 'json' };
-import c17 from './contracts/layernorm.contract.json' with { type: 'json' };
-import c18 from './contracts/linear.contract.json' with { type: 'json' };
-import c19 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c20 from './contracts/moe.contract.json' with { type: 'json' };
-import c21 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c22 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c23 from './contracts/residual.contract.json' with { type: 'json' };
-import c24 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c25 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c26 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c27 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c28 from './contracts/rope.contract.json' with { type: 'json' };
-import c29 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c30 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c31 from './contracts/sample.contract.json' with { type: 'json' };
-import c32 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c33 from './contracts/scale.contract.json' with { type: 'json' };
-import c34 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c35 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c36 from './contracts/softmax.contract.json' with { type: 'json' };
-import c37 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c12 from './contracts/fused_ffn.contract.json' with { type: 'json' };
+import c13 from './contracts/gather.contract.json' with { type: 'json' };
+import c14 from './contracts/glu.contract.json' with { type: 'json' };
+import c15 from './contracts/glu_fused.contract.json' with { type: 'json' };
+import c16 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
+import c17 from './contracts/kv_write.contract.json' with { type: 'json' };
+import c18 from './contracts/layernorm.contract.json' with { type: 'json' };
+import c19 from './contracts/linear.contract.json' with { type: 'json' };
+import c20 from './contracts/linear_f16.contract.json' with { type: 'json' };
+import c21 from './contracts/linear_fused.contract.json' with { type: 'json' };
+import c22 from './contracts/moe.contract.json' with { type: 'json' };
+import c23 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c24 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c25 from './contracts/residual.contract.json' with { type: 'json' };
+import c26 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c27 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c28 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c29 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c30 from './contracts/rope.contract.json' with { type: 'json' };
+import c31 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c32 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c33 from './contracts/sample.contract.json' with { type: 'json' };
+import c34 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c35 from './contracts/scale.contract.json' with { type: 'json' };
+import c36 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c37 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c38 from './contracts/softmax.contract.json' with { type: 'json' };
+import c39 from './contracts/take_rows.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -53,30 +55,32 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "dequant_q8_0": c9,
   "dequant_q8_0_f16": c10,
   "embed": c11,
-  "gather": c12,
-  "glu": c13,
-  "glu_fused": c14,
-  "kv_cache_write": c15,
-  "kv_write": c16,
-  "layernorm": c17,
-  "linear": c18,
-  "linear_fused": c19,
-  "moe": c20,
-  "rep_penalty": c21,
-  "rep_penalty_rows": c22,
-  "residual": c23,
-  "residual_rmsnorm": c24,
-  "rmsnorm": c25,
-  "rmsnorm_qk": c26,
-  "rmsnorm_rows": c27,
-  "rope": c28,
-  "rope_kernel": c29,
-  "rope_kv": c30,
-  "sample": c31,
-  "sample_f16": c32,
-  "scale": c33,
-  "scale_inplace": c34,
-  "sink_scale": c35,
-  "softmax": c36,
-  "take_rows": c37,
+  "fused_ffn": c12,
+  "gather": c13,
+  "glu": c14,
+  "glu_fused": c15,
+  "kv_cache_write": c16,
+  "kv_write": c17,
+  "layernorm": c18,
+  "linear": c19,
+  "linear_f16": c20,
+  "linear_fused": c21,
+  "moe": c22,
+  "rep_penalty": c23,
+  "rep_penalty_rows": c24,
+  "residual": c25,
+  "residual_rmsnorm": c26,
+  "rmsnorm": c27,
+  "rmsnorm_qk": c28,
+  "rmsnorm_rows": c29,
+  "rope": c30,
+  "rope_kernel": c31,
+  "rope_kv": c32,
+  "sample": c33,
+  "sample_f16": c34,
+  "scale": c35,
+  "scale_inplace": c36,
+  "sink_scale": c37,
+  "softmax": c38,
+  "take_rows": c39,
 };
