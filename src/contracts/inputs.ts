@@ -74,7 +74,7 @@ export function normalizeInputs(
     const allowed = tcs[inp.dtype] ?? [inp.dtype];
     let dt = req.dtypes?.[name];
     if (dt === undefined) {
-      dt = typeVars[inp.dtype] ?? (allowed.length === 1 ? allowed[0] : undefined);
+      dt = typeVars[inp.dtype] ?? (allowed.length === 1 ? allowed[0] : inp.defaultDtype);
       if (dt === undefined) fail(`input ${name}`, `dtype not given and type constraint ${inp.dtype} allows ${list(allowed)}; pass one`);
     }
     if (!(dt! in DTYPE_BYTES)) fail(`input ${name}`, `unknown dtype "${dt}"${suggest(dt!, Object.keys(DTYPE_BYTES))}; known dtypes: ${list(Object.keys(DTYPE_BYTES))}`);

@@ -9,6 +9,8 @@ export interface ContractInput {
   onnx?: string;
   /** A type-constraint name (e.g. "T") or a concrete dtype. */
   dtype: string;
+  /** With a type-constraint dtype: the dtype when the caller gives none and no other input binds the constraint. */
+  defaultDtype?: string;
   rank?: number;
   /**
    * An optional input (e.g. an ONNX optional bias) may be left out of a resolve request: it then has no shape,

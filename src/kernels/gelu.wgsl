@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/glu.wgsl.jinja ({"act":"gelu","T":"f32","variant":"gelu.gelu"}) by scripts/gen-sources.ts; do not edit.
 // gelu.wgsl: GeGLU, gelu(gate) * up, with gate/up in separate buffers or fused in one (Gemma's MLP:
 // gelu_pytorch_tanh(gate_proj(x)) * up_proj(x)). Same conventions as silu.wgsl (SwiGLU).
 //
@@ -27,15 +28,17 @@
 // Uniforms (the registry's `gelu` base uniforms):
 //   size: u32 @0, rowsplit_dim: u32 @4
 
+alias act_t = f32;
+
 struct Uniforms {
   size: u32,
   rowsplit_dim: u32,
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
-@group(0) @binding(2) var<storage, read_write> output: array<f32>;
-@group(0) @binding(3) var<storage, read> gate: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
+@group(0) @binding(2) var<storage, read_write> output: array<act_t>;
+@group(0) @binding(3) var<storage, read> gate: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -55,14 +58,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let stride = nwg.x * WG;
   if (D == 0u) {
     for (var i = gid.x; i < n; i += stride) {
-      output[i] = gelu(gate[i]) * input[i];
+      output[i] = act_t(gelu(f32(gate[i])) * f32(input[i]));
     }
   } else {
     for (var i = gid.x; i < n; i += stride) {
       let r = i / D;
       let j = i - r * D;
       let base = 2u * r * D + j;
-      output[i] = gelu(input[base]) * input[base + D];
+      output[i] = act_t(gelu(f32(input[base])) * f32(input[base + D]));
     }
   }
 }

@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/residual.wgsl.jinja ({"T":"f32","vec4":false,"entry":"main","wg":256,"variant":"residual.default"}) by scripts/gen-sources.ts; do not edit.
 // residual.wgsl: scaled residual add.
 //
 //   output[i] = input[i] + scale * residual[i]        for i < size
@@ -20,15 +21,17 @@
 // Uniforms (the registry's `residual` base uniforms):
 //   size: u32 @0, scale: f32 @4
 
+alias act_t = f32;
+
 struct Uniforms {
   size: u32,
   scale: f32,
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
-@group(0) @binding(2) var<storage, read> residual: array<f32>;
-@group(0) @binding(3) var<storage, read_write> output: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
+@group(0) @binding(2) var<storage, read> residual: array<act_t>;
+@group(0) @binding(3) var<storage, read_write> output: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -38,6 +41,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let scale = u.scale;
   let stride = nwg.x * WG;
   for (var i = gid.x; i < n; i += stride) {
-    output[i] = fma(scale, residual[i], input[i]);
+    output[i] = act_t(fma(scale, f32(residual[i]), f32(input[i])));
   }
 }

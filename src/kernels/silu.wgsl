@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/glu.wgsl.jinja ({"act":"silu","T":"f32","variant":"silu.default"}) by scripts/gen-sources.ts; do not edit.
 // silu.wgsl: SwiGLU, silu(gate) * up, with gate/up in separate buffers or fused in one.
 //
 //   silu(x) = x / (1 + exp(-x))
@@ -24,15 +25,17 @@
 // Uniforms (the registry's `silu` base uniforms):
 //   size: u32 @0, rowsplit_dim: u32 @4
 
+alias act_t = f32;
+
 struct Uniforms {
   size: u32,
   rowsplit_dim: u32,
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
-@group(0) @binding(2) var<storage, read_write> output: array<f32>;
-@group(0) @binding(3) var<storage, read> gate: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
+@group(0) @binding(2) var<storage, read_write> output: array<act_t>;
+@group(0) @binding(3) var<storage, read> gate: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -48,14 +51,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let stride = nwg.x * WG;
   if (D == 0u) {
     for (var i = gid.x; i < n; i += stride) {
-      output[i] = silu(gate[i]) * input[i];
+      output[i] = act_t(silu(f32(gate[i])) * f32(input[i]));
     }
   } else {
     for (var i = gid.x; i < n; i += stride) {
       let r = i / D;
       let j = i - r * D;
       let base = 2u * r * D + j;
-      output[i] = silu(input[base]) * input[base + D];
+      output[i] = act_t(silu(f32(input[base])) * f32(input[base + D]));
     }
   }
 }

@@ -8,7 +8,6 @@ import { f16BytesToF32 } from '../formats/f16.ts';
 import { attentionRef, type AttentionUniforms } from './attention.ts';
 import { biasAddRef, geluRef, rmsnormQkRef, scaleRef, type BiasAddUniforms, type GeluUniforms, type RmsnormQkUniforms, type ScaleUniforms } from './elementwise.ts';
 import { castF16ToF32Ref, dequantQ8_0RowwiseRef, gatherF16Ref, type DequantRowwiseUniforms } from './f16-ops.ts';
-import { activationsF32, fusedFfnRef, type FusedFfnUniforms } from './fused-ffn.ts';
 import { gatherRef, type GatherUniforms } from './gather.ts';
 import { matmulAnyReference, type MatmulUniforms } from './matmul-quant.ts';
 import { repPenaltyRef, type RepPenaltyUniforms } from './rep-penalty.ts';
@@ -19,7 +18,7 @@ import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -66,12 +65,8 @@ const ROPE_MODES: Record<string, RopeMode> = {
 };
 
 export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
-  // A: f32, or f16 packed in u32 words (the _f16a kernels); B: f32, or Q4_K / f16 packed in u32 words
-  // (matmulWeightFormat tells them apart by size)
-  matmul: (t, u) => {
-    const mu = u as unknown as MatmulUniforms;
-    return { C: matmulAnyReference(activationsF32(need('matmul', t, 'A'), mu.M * mu.K), need('matmul', t, 'B'), mu) };
-  },
+  // B: f32, or Q4_K / f16 packed in u32 words (matmulWeightFormat tells them apart by size)
+  matmul: (t, u) => ({ C: matmulAnyReference(f32('matmul', t, 'A'), need('matmul', t, 'B'), u as unknown as MatmulUniforms) }),
   // embeddings: f32, or f16 packed in u32 words (gather.f16)
   gather: (t, u) => {
     const ids = need<Uint32Array>('gather', t, 'indices');
@@ -79,7 +74,8 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const g = u as unknown as GatherUniforms;
     return { output: table instanceof Uint32Array ? gatherF16Ref(ids, table, g) : gatherRef(ids, table, g) };
   },
-  residual: (t, u) => ({ output: residualRef(f32('residual', t, 'input'), f32('residual', t, 'residual'), u as unknown as ResidualUniforms) }),
+  // input, residual (and rmsnorm's input/residual, silu/gelu's input/gate): f32, or f16 packed in u32 words (the f16 kernels)
+  residual: (t, u) => ({ output: residualRef(f32OrPackedF16('residual', t, 'input'), f32OrPackedF16('residual', t, 'residual'), u as unknown as ResidualUniforms) }),
   rmsnorm: (t, u) => ({
     output: rmsnormRef(f32('rmsnorm', t, 'input'), f32('rmsnorm', t, 'weight'), t.residual, u as unknown as RmsnormUniforms),
   }),
@@ -87,7 +83,7 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     output: layernormRef(f32('layernorm', t, 'input'), f32('layernorm', t, 'weight'), f32('layernorm', t, 'bias'), u as unknown as LayernormUniforms),
   }),
   softmax: (t, u) => ({ output: softmaxRef(f32('softmax', t, 'input'), u as unknown as SoftmaxUniforms) }),
-  silu: (t, u) => ({ output: siluRef(f32('silu', t, 'input'), t.gate, u as unknown as SiluUniforms) }),
+  silu: (t, u) => ({ output: siluRef(f32OrPackedF16('silu', t, 'input'), t.gate && f32OrPackedF16('silu', t, 'gate'), u as unknown as SiluUniforms) }),
   rope: (t, u, entryPoint) => {
     const mode = ROPE_MODES[entryPoint];
     if (!mode) throw new UnsupportedEntryPointError('rope', entryPoint);
@@ -112,7 +108,7 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     return { output: scaleRef(f32('scale', t, entryPoint === 'main' ? 'input' : 'output'), u as unknown as ScaleUniforms) };
   },
   bias_add: (t, u) => ({ data: biasAddRef(f32('bias_add', t, 'data'), f32('bias_add', t, 'bias'), u as unknown as BiasAddUniforms) }),
-  gelu: (t, u) => ({ output: geluRef(f32('gelu', t, 'input'), t.gate, u as unknown as GeluUniforms) }),
+  gelu: (t, u) => ({ output: geluRef(f32OrPackedF16('gelu', t, 'input'), t.gate && f32OrPackedF16('gelu', t, 'gate'), u as unknown as GeluUniforms) }),
   rmsnorm_qk: (t, u) =>
     rmsnormQkRef(f32('rmsnorm_qk', t, 'q_input'), f32('rmsnorm_qk', t, 'q_weight'), f32('rmsnorm_qk', t, 'k_input'), f32('rmsnorm_qk', t, 'k_weight'), u as unknown as RmsnormQkUniforms),
   // f16 -> f32 only (input packed in u32 words); f32 -> f16 writes f16 and is checked in test/kernels-small-f16.test.ts
@@ -122,8 +118,4 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const q = need<Uint32Array>('dequant', t, 'quantized');
     return { output: dequantQ8_0RowwiseRef(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), u as unknown as DequantRowwiseUniforms) };
   },
-  // x: f32 or f16 words; gate/up weights: f32, f16 words or Q4_K blocks in words (told apart by size)
-  fused_ffn: (t, u) => ({
-    output: fusedFfnRef(need('fused_ffn', t, 'input'), need('fused_ffn', t, 'gate_weights'), need('fused_ffn', t, 'up_weights'), u as unknown as FusedFfnUniforms),
-  }),
 };

@@ -10,11 +10,15 @@ import type { HostTensors, ReferenceOp } from '../reference/ops.ts';
 import { ropeLinearTables, type RopeUniforms } from '../reference/rope.ts';
 import type { KernelVariant } from '../registry/types.ts';
 import { ATTENTION_CASES } from './cases-attention.ts';
-import { FUSED_FFN_CASES } from './cases-fused-ffn.ts';
 import { coversMatmulQuant, MATMUL_QUANT_CASES } from './cases-matmul-quant.ts';
 import { GATHER_CASES } from './cases-gather.ts';
 import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
 import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
+import { RESIDUAL_CASES, withF16Twins } from './cases-f16.ts';
+
+const isF16 = (v: KernelVariant) => v.requires.includes('shader-f16');
+/** gated-activation cases with separate gate and up (glu.contract.json, which has the f16 kernels) */
+const separateGlu = (c: OpCase) => c.contracts?.[0] === 'glu';
 
 export type Shapes = Readonly<Record<string, readonly number[]>>;
 
@@ -26,6 +30,8 @@ export interface OpCase {
   /** Dtypes of inputs whose type constraint allows several. */
   dtypes?: Readonly<Record<string, string>>;
   attributes?: Readonly<Record<string, AttributeValue>>;
+  /** Contract tunables of this case (e.g. one that turns on the kernel it tests); HarnessOptions.tunables win. */
+  tunables?: Readonly<Record<string, number | string | boolean>>;
   /** Op contracts this case may run through, tried in order (default: the operation's). */
   contracts?: readonly string[];
   /** Contents of every contract input (by contract name); a buffer may be longer than its shape (its tail must stay). */
@@ -205,21 +211,8 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   ),
   // every gather variant (f32/f16 tables and outputs, vec4): src/selftest/cases-gather.ts
   gather: GATHER_CASES,
-  residual: {
-    contracts: ['residual'],
-    written: ['output'],
-    notCovered: f32Only(['uniforms', 'input', 'residual', 'output']),
-    cases: [
-      residualCase(1),
-      residualCase(3, 0.5),
-      residualCase(127),
-      residualCase(257, -2),
-      residualCase(1000),
-      residualCase(4096 * 7 + 1, 0.25),
-      // more than 65535 workgroups of 256: the capped dispatch must grid-stride over the rest
-      residualCase(MAX_WG * 256 + 1001),
-    ],
-  },
+  // f32, vec4, f16 and vec4 f16: src/selftest/cases-f16.ts
+  residual: RESIDUAL_CASES,
   rmsnorm: {
     contracts: ['rmsnorm', 'rmsnorm_rows'],
     written: ['output'],
@@ -268,7 +261,8 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       { ...softmaxCase(8, MAX_WG + 4465), heavy: true },
     ],
   },
-  silu: {
+  // + silu.default_f16: the separate-gate cases in f16 (src/selftest/cases-f16.ts)
+  silu: withF16Twins({
     contracts: ['glu', 'glu_fused'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'output', 'gate']),
@@ -281,7 +275,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       gluCase('silu', 4, 2752, true),
       gluCase('silu', 300, 64, true),
     ],
-  },
+  }, isF16, ['gate', 'up'], separateGlu),
   rope: {
     contracts: ['rope', 'rope_kernel'],
     written: ['input'],
@@ -303,10 +297,9 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   attention: ATTENTION_CASES,
   scale: SCALE_CASES,
   bias_add: BIAS_ADD_CASES,
-  gelu: GELU_CASES,
+  gelu: withF16Twins(GELU_CASES, isF16, ['gate', 'up'], separateGlu),
   rmsnorm_qk: RMSNORM_QK_CASES,
   cast: CAST_CASES,
   dequant: DEQUANT_CASES,
   rep_penalty: REP_PENALTY_CASES,
-  fused_ffn: FUSED_FFN_CASES,
 };

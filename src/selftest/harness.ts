@@ -251,11 +251,14 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
         opts.perturbExpected(key, copy);
         want = copy;
       }
-      const words = new Uint32Array(data.length + GUARD_FLOATS).fill(GUARD_BITS);
+      // a float16 tensor written in place (packed two per u32 word): compared as 2 * words halves, then the f16 guard
+      const f16 = plan.dtypes[tensor] === 'float16';
+      if (f16 && want === data) want = Float32Array.from(new Uint16Array(data.buffer, data.byteOffset, 2 * data.length), f16ToF32);
+      const words = f16 ? new Uint32Array(data.length + Math.ceil(GUARD_FLOATS / 2)).fill(GUARD_BITS_F16 * 0x10001) : new Uint32Array(data.length + GUARD_FLOATS).fill(GUARD_BITS);
       words.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
       buffers[tensor] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${tensor}`, STORAGE_USAGE);
       owned.push(buffers[tensor]);
-      checked.push({ binding: key, buffer: buffers[tensor], count: data.length, want });
+      checked.push({ binding: key, buffer: buffers[tensor], count: f16 ? 2 * data.length : data.length, want, ...(f16 ? { f16 } : {}) });
     }
     for (const o of plan.outputs) {
       const key = writable.get(o.name);
@@ -287,7 +290,8 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
   } finally {
     for (const b of owned) b.destroy();
   }
-  const tol = TOLERANCE[(v.outputDtype as Dtype | undefined) ?? 'f32'] ?? TOLERANCE.f32;
+  // f16 tolerances where the registry says the kernel writes f16 or a compared buffer holds f16
+  const tol = checked.some((b) => b.f16) ? TOLERANCE.f16 : (TOLERANCE[(v.outputDtype as Dtype | undefined) ?? 'f32'] ?? TOLERANCE.f32);
   if (r.nonFinite) r.problems.push(`${r.nonFinite} NaN/Inf where the reference is finite`);
   if (r.unwritten) r.problems.push(`${r.unwritten} output elements never written`);
   if (r.guardViolations) r.problems.push(`${r.guardViolations} guard floats overwritten (write past the end of a buffer)`);
@@ -335,7 +339,7 @@ export async function runOp(dev: TesseraDevice, op: ReferenceOp, opts: HarnessOp
           shapes: shapesOf(c, v),
           ...(c.dtypes ? { dtypes: c.dtypes } : {}),
           ...(c.attributes ? { attributes: c.attributes } : {}),
-          ...(opts.tunables ? { tunables: opts.tunables } : {}),
+          ...(opts.tunables || c.tunables ? { tunables: { ...c.tunables, ...opts.tunables } } : {}),
           registry,
         });
         if (!('plan' in got)) throw new Error(`no contract variant running ${v.id} accepts this case: ${got.reasons.join(' | ')}`);

@@ -1,0 +1,52 @@
+// Generated from src/kernels/templates/residual.wgsl.jinja ({"T":"f16","vec4":false,"entry":"main","wg":256,"variant":"residual.default_f16"}) by scripts/gen-sources.ts; do not edit.
+// residual_f16.wgsl: scaled residual add.
+//
+//   output[i] = input[i] + scale * residual[i]        for i < size
+//
+// `input` is the residual stream (the skip path), `residual` the sublayer's output (the residual branch, as in
+// "residual mapping" F(x)); scale = 1 is the plain add, and Granite's residual_multiplier is `scale`.
+// `output` must not alias `input` or `residual` (WebGPU forbids a writable binding overlapping another binding).
+//
+// Entry point `main` (variant residual.default_f16), workgroup_size(256, 1, 1).
+// One invocation computes one element per grid-stride step (i = gid.x, gid.x + num_workgroups.x * 256, ...),
+// so any dispatch width covers any size.
+// Dispatch: [min(ceil(size / 256), 65535), 1, 1].
+//
+// Bindings (group 0):
+//   0  uniforms  uniform             Uniforms (below)
+//   1  input     storage, read       f16 [size]
+//   2  residual  storage, read       f16 [size]
+//   3  output    storage, read_write f16 [size] (written)
+//
+// Uniforms (the registry's `residual` base uniforms):
+//   size: u32 @0, scale: f32 @4
+
+// f16 variant (generated from the same template as the f32 one): the buffers hold f16 (`act_t` = f16, `enable
+// f16;`, needs shader-f16); values are widened to f32 as they are read, computed in f32 and rounded to f16 once
+// as they are stored.
+//
+enable f16;
+
+alias act_t = f16;
+
+struct Uniforms {
+  size: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: Uniforms;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
+@group(0) @binding(2) var<storage, read> residual: array<act_t>;
+@group(0) @binding(3) var<storage, read_write> output: array<act_t>;
+
+const WG: u32 = 256u;
+
+@compute @workgroup_size(256, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u.size;
+  let scale = u.scale;
+  let stride = nwg.x * WG;
+  for (var i = gid.x; i < n; i += stride) {
+    output[i] = act_t(fma(scale, f32(residual[i]), f32(input[i])));
+  }
+}
