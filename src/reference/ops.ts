@@ -8,6 +8,7 @@ import { f16BytesToF32 } from '../formats/f16.ts';
 import { attentionRef, type AttentionUniforms } from './attention.ts';
 import { biasAddRef, geluRef, rmsnormQkRef, scaleRef, type BiasAddUniforms, type GeluUniforms, type RmsnormQkUniforms, type ScaleUniforms } from './elementwise.ts';
 import { castF16ToF32Ref, dequantQ8_0RowwiseRef, gatherF16Ref, type DequantRowwiseUniforms } from './f16-ops.ts';
+import { activationsF32, fusedFfnRef, type FusedFfnUniforms } from './fused-ffn.ts';
 import { gatherRef, type GatherUniforms } from './gather.ts';
 import { matmulAnyReference, type MatmulUniforms } from './matmul-quant.ts';
 import { repPenaltyRef, type RepPenaltyUniforms } from './rep-penalty.ts';
@@ -18,7 +19,7 @@ import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -65,8 +66,12 @@ const ROPE_MODES: Record<string, RopeMode> = {
 };
 
 export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
-  // B: f32, or Q4_K / f16 packed in u32 words (matmulWeightFormat tells them apart by size)
-  matmul: (t, u) => ({ C: matmulAnyReference(f32('matmul', t, 'A'), need('matmul', t, 'B'), u as unknown as MatmulUniforms) }),
+  // A: f32, or f16 packed in u32 words (the _f16a kernels); B: f32, or Q4_K / f16 packed in u32 words
+  // (matmulWeightFormat tells them apart by size)
+  matmul: (t, u) => {
+    const mu = u as unknown as MatmulUniforms;
+    return { C: matmulAnyReference(activationsF32(need('matmul', t, 'A'), mu.M * mu.K), need('matmul', t, 'B'), mu) };
+  },
   // embeddings: f32, or f16 packed in u32 words (gather.f16)
   gather: (t, u) => {
     const ids = need<Uint32Array>('gather', t, 'indices');
@@ -118,4 +123,8 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const q = need<Uint32Array>('dequant', t, 'quantized');
     return { output: dequantQ8_0RowwiseRef(new Uint8Array(q.buffer, q.byteOffset, q.byteLength), u as unknown as DequantRowwiseUniforms) };
   },
+  // x: f32 or f16 words; gate/up weights: f32, f16 words or Q4_K blocks in words (told apart by size)
+  fused_ffn: (t, u) => ({
+    output: fusedFfnRef(need('fused_ffn', t, 'input'), need('fused_ffn', t, 'gate_weights'), need('fused_ffn', t, 'up_weights'), u as unknown as FusedFfnUniforms),
+  }),
 };

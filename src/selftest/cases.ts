@@ -10,6 +10,7 @@ import type { HostTensors, ReferenceOp } from '../reference/ops.ts';
 import { ropeLinearTables, type RopeUniforms } from '../reference/rope.ts';
 import type { KernelVariant } from '../registry/types.ts';
 import { ATTENTION_CASES } from './cases-attention.ts';
+import { FUSED_FFN_CASES } from './cases-fused-ffn.ts';
 import { coversMatmulQuant, MATMUL_QUANT_CASES } from './cases-matmul-quant.ts';
 import { GATHER_CASES } from './cases-gather.ts';
 import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
@@ -302,4 +303,5 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   cast: CAST_CASES,
   dequant: DEQUANT_CASES,
   rep_penalty: REP_PENALTY_CASES,
+  fused_ffn: FUSED_FFN_CASES,
 };
