@@ -20,7 +20,7 @@ const reg = defaultRegistry();
 const kernels = registryLookup(reg);
 const DEVICES = ['swiftshader', 'nvidia-h200'].map((p) => ({ name: p, caps: capsFromJson(JSON.parse(readFileSync(`spec/device-profiles/${p}.json`, 'utf8')), p) }));
 const contract = opContract('attention');
-const TUNED = contract.variants.filter((v) => v.when?.some((w) => /tunables\.(decodeKernel|prefillKernel)/.test(w))).map((v) => v.id);
+const TUNED = contract.variants.filter((v) => v.when?.some((w) => /tunables\.(decodeKernel|prefillKernel)/.test(String(w)))).map((v) => v.id);
 
 type Req = { shapes: Record<string, number[]>; dtypes: Record<string, string>; attributes: Record<string, number> };
 function requests(): Req[] {
@@ -105,7 +105,8 @@ describe('attention.contract.json: registry kernels behind decodeKernel / prefil
       return undefined;
     };
     let hits = 0;
-    for (const t of [{ decodeKernel: 'online' }, { decodeKernel: 'chunked' }, { decodeKernel: 'streaming' }, { prefillKernel: 'blocked' }, { prefillKernel: 'streaming' }]) {
+    const settings: Record<string, string>[] = [{ decodeKernel: 'online' }, { decodeKernel: 'chunked' }, { decodeKernel: 'streaming' }, { prefillKernel: 'blocked' }, { prefillKernel: 'streaming' }];
+    for (const t of settings) {
       for (const r of requests()) {
         const got = choice(contract, r, h200, t);
         const w = want(r, t);
@@ -140,7 +141,7 @@ describe('the f32 kernels through the model contract with the tunable set (this 
   ] as const) {
     it(`${JSON.stringify(tunables)}: ${ids.join(', ')}`, async () => {
       const mine = cases.filter((c) => (tokens(c) === 1) === decode && !c.name.startsWith('prefill seq 512'));
-      const reports = await runOp(dev, 'attention', { filter: (id) => (ids as readonly string[]).includes(id), cases: mine, tunables: { ...tunables } });
+      const reports = await runOp(dev, 'attention', { filter: (id) => (ids as readonly string[]).includes(id), cases: mine, tunables: { ...tunables } as unknown as Record<string, number> }); // string tunables pass through
       expect(describeFailures(reports)).toEqual([]);
       for (const r of reports) {
         expect(r.status, r.variant).toBe('ok');
