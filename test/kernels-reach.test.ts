@@ -246,7 +246,9 @@ describe('docs/kernel-support.md from the reach report', () => {
     expect(rows).toHaveLength(302);
     expect(md).toMatch(/\| `matmul\.q4_fused_gemv` \| yes \(fused_matmul_q4\.wgsl main_gemv\) \| subgroups \| \d+ \| pinned \| `linear\.q4k_gemv` \| swiftshader \(/);
     expect(md).toMatch(/\| `matmul\.f16` \| yes \(matmul_f16\.wgsl main\) \|/);
-    expect(md).toMatch(/\| `matmul\.w4a16_batched_f16a` \| no: file missing \(fused_matmul_w4a16_batched_f16a\.wgsl main_batched_f16a\) \|/);
+    expect(md).toMatch(/\| `matmul\.w4a16_batched_f16a` \| no: not recoverable from the registry \(below\) \(fused_matmul_w4a16_batched_f16a\.wgsl main_batched_f16a\) \|/);
+    expect(md).toMatch(/\n- `matmul\.w4a16_batched_f16a`: .*W4A16/);
+    expect(md).toMatch(/\| `gelu_backward\.default` \| no: file missing /);
     expect(md).toMatch(/\| `sample\.argmax` \| yes .*\| none: no CPU reference for the operation \| unused \|/);
     expect(md).toMatch(/\| nvidia-h200 \| measured \| \d+ \| \d+ \| \d+ \| \d+ \|/);
     // a harness run afterwards (tessera selftest --support) keeps the reach cells

@@ -3,6 +3,7 @@
  * Each run fills the column of the device it runs on and keeps the other devices' columns already in the file, so
  * the CPU lane and the GPU lane each add their own column.
  */
+import notRecoverable from './not-recoverable.json' with { type: 'json' };
 import type { TesseraDevice } from '../gpu/device.ts';
 import { readWgslSync } from '../registry/bundled.ts';
 import { defaultRegistry } from '../registry/load.ts';
@@ -121,10 +122,13 @@ export function parseReachCells(md: string): Map<string, { named: string; select
   return out;
 }
 
+/** Registry variants left without WGSL because the registry does not say what they compute, with the reason. */
+const NOT_RECOVERABLE: Readonly<Record<string, string>> = (notRecoverable as { variants: Record<string, string> }).variants;
+
 /** Whether the variant's WGSL file and entry point exist (bundled kernel sources). */
 export function wgslCell(v: KernelVariant): string {
   const code = v.source ?? readWgslSync(v.wgsl);
-  if (code === undefined) return 'no: file missing';
+  if (code === undefined) return NOT_RECOVERABLE[v.id] ? 'no: not recoverable from the registry (below)' : 'no: file missing';
   return wgslEntryPoints(code).has(v.entryPoint) ? 'yes' : 'no: entry point missing';
 }
 
@@ -243,6 +247,13 @@ export function renderSupportDoc(columns: SupportColumn[], registryOrOpts: Regis
     BEGIN,
     ...rows,
     END,
+    '',
+    '## Variants whose meaning the registry does not give',
+    '',
+    'These have no WGSL on purpose: the registry names them but leaves out what a faithful kernel and CPU reference need',
+    '(`src/selftest/not-recoverable.json`).',
+    '',
+    ...Object.entries(NOT_RECOVERABLE).map(([id, why]) => `- \`${id}\`: ${why}`),
     '',
   ].join('\n');
 }
