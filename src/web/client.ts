@@ -7,27 +7,38 @@
  *   const client = new TesseraClient(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' }));
  *   const model = await client.loadModel('/models/default/', { onProgress: (p) => ... });
  *   for await (const t of model.generate('In the beginning', { maxTokens: 16, signal })) show(t.text);
+ *
+ * An encoder folder (BERT, XLM-R, a *ForSequenceClassification cross-encoder, or Qwen3-Embedding) loads the same way;
+ * its info.kind is 'encoder' and it answers embed() / rerank() instead of generate():
+ *
+ *   const enc = await client.loadModel('/models/bge-small/');
+ *   const [q, d] = await enc.embed(['query', 'document']);   // Float32Array each, pooled as the folder configures
  */
 import type { TokenEvent } from '../runtime/generate.ts';
 import type { GenerationOptions } from '../runtime/options.ts';
 import type { SelfTestRow } from '../selftest/selftest.ts';
 import type { ChatMessage } from '../tokenizer/types.ts';
 import {
+  ModelKindError,
   WorkerError,
   type DeviceInfo,
+  type EmbedOptions,
+  type EmbeddingInfo,
   type GenerateInput,
   type LoadOptionsWire,
   type LoadProgressEvent,
   type ModelInfo,
+  type ModelKind,
   type ModelSourceSpec,
   type Port,
   type SelfTestReport,
   type Request,
+  type RerankResult,
   type Response,
   type WireResult,
 } from './protocol.ts';
 
-export { WorkerError, type SelfTestReport, type DeviceInfo, type LoadProgressEvent, type ModelInfo, type ModelSourceSpec, type WireResult };
+export { ModelKindError, WorkerError, type EmbedOptions, type EmbeddingInfo, type ModelKind, type RerankResult, type SelfTestReport, type DeviceInfo, type LoadProgressEvent, type ModelInfo, type ModelSourceSpec, type WireResult };
 
 /** A URL (an HF folder ending in "/" or a .gguf), a picked .gguf File, the files of a picked folder, or a spec. */
 export type ModelSourceInput = string | URL | File | File[] | FileList | ModelSourceSpec;
@@ -211,7 +222,7 @@ export class RemoteModel {
     readonly info: ModelInfo,
   ) {}
 
-  /** Text (encoded with the tokenizer's special tokens) or token ids; yields tokens, returns the result. */
+  /** Text (encoded with the tokenizer's special tokens) or token ids; yields tokens, returns the result. An embedding model (kind 'encoder') rejects with ModelKindError. */
   generate(prompt: string | readonly number[], opts: ClientGenerateOptions = {}): TokenStream {
     const input: GenerateInput = typeof prompt === 'string' ? { prompt } : { ids: [...prompt] };
     return this.run(input, opts);
@@ -225,6 +236,29 @@ export class RemoteModel {
   /** The token ids the engine would feed for this input. */
   encode(input: string | readonly ChatMessage[]): Promise<number[]> {
     return this.client.request({ type: 'encode', handle: this.info.handle, input: typeof input === 'string' ? { prompt: input } : { messages: [...input] } } as Omit<Request, 'id'>);
+  }
+
+  /** 'decoder' (generate, chat) or 'encoder' (embed, rerank). */
+  get kind(): ModelKind {
+    return this.info.kind;
+  }
+
+  /**
+   * Embeddings of texts (or token id lists), one Float32Array each in the order given, as the library's embed() computes
+   * them in the worker: pooled and normalized as the folder's sentence-transformers configuration says unless `opts`
+   * overrides it. An embedding model only (kind 'encoder'); a decoder rejects with ModelKindError.
+   */
+  embed(inputs: readonly (string | readonly number[])[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+    return this.client.request({ type: 'embed', handle: this.info.handle, inputs: inputs.map((x) => (typeof x === 'string' ? x : [...x])), options: { ...opts } } as Omit<Request, 'id'>);
+  }
+
+  /**
+   * Cross-encoder scores of each document for the query (a *ForSequenceClassification model), in the order given: the
+   * library's rerank() in the worker. Other models reject (ModelKindError, or ModelConfigError for an encoder with no
+   * classification head).
+   */
+  rerank(query: string, documents: readonly string[]): Promise<RerankResult[]> {
+    return this.client.request({ type: 'rerank', handle: this.info.handle, query, documents: [...documents] } as Omit<Request, 'id'>);
   }
 
   /** Frees the model's GPU memory in the worker. */

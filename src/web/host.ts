@@ -2,17 +2,23 @@
  * The engine behind a message port: what runs inside the Web Worker (src/web/worker.ts calls `serveEngine(self)`).
  * It owns one WebGPU device (created on first use) and the loaded models, and answers the requests of
  * src/web/protocol.ts. Generations run one at a time (one GPU queue); `cancel` stops a generation after the step in
- * flight, or a load at its next file chunk or tensor. Imports no Node module and no DOM: it runs in a worker, a page
- * or Node (over a MessagePort).
+ * flight, or a load at its next file chunk or tensor. An encoder folder (BERT, XLM-R, cross-encoders) loads through the
+ * library's loadEmbeddingModel and answers embed / rerank with its embed() / rerank(); a decoder folder configured by
+ * sentence-transformers for last-token pooling (Qwen3-Embedding) embeds with embedWithDecoder(). Imports no Node module
+ * and no DOM: it runs in a worker, a page or Node (over a MessagePort).
  */
 import { createDevice, describeAdapter, type TesseraDevice } from '../gpu/device.ts';
 import { cachedFolder, memoryCache, opfsCache, type FileCache } from '../formats/cache.ts';
 import { blobFile, urlFile, urlFolder } from '../formats/web-files.ts';
-import type { ModelFiles, ModelFolder } from '../formats/files.ts';
+import { readText, type ModelFiles, type ModelFolder } from '../formats/files.ts';
+import { encoderTensorShapes, isEncoderConfig } from '../models/encoder.ts';
+import { ModelConfigError } from '../models/errors.ts';
 import { loadModelFromSource, openModel, type LoadedModel } from '../models/load.ts';
+import { embed, loadEmbeddingModel, rerank, sentenceTransformersPooling, type EmbeddingModel, type EmbedOptions } from '../runtime/embed.ts';
+import { embedWithDecoder } from '../runtime/embed-decoder.ts';
 import { Engine } from '../runtime/engine.ts';
 import { formatSelfTest, runSelfTest } from '../selftest/selftest.ts';
-import { toWireError, type DeviceInfo, type GenerateInput, type LoadOptionsWire, type ModelInfo, type ModelSourceSpec, type Port, type Request, type Response, type WireResult } from './protocol.ts';
+import { ModelKindError, toWireError, type DeviceInfo, type GenerateInput, type LoadOptionsWire, type ModelInfo, type ModelSourceSpec, type Port, type Request, type Response, type WireResult } from './protocol.ts';
 
 export class AbortError extends Error {
   constructor(what: string) {
@@ -61,9 +67,66 @@ async function pickCache(name: string): Promise<FileCache> {
   return typeof storage?.getDirectory === 'function' ? opfsCache(name) : memoryCache();
 }
 
+/** A loaded model in the worker: a decoder (generation), an encoder, or a decoder that embeds (Qwen3-Embedding). */
+type Loaded =
+  | { kind: 'decoder'; engine: Engine; model: LoadedModel }
+  | { kind: 'encoder'; model: EmbeddingModel }
+  | { kind: 'decoder-embedder'; model: LoadedModel; normalize: boolean };
+
+/**
+ * How a folder embeds, from its config.json and sentence-transformers files: 'encoder' (an architecture
+ * isEncoderConfig accepts), 'decoder-embedder' (another architecture whose modules.json pools the last token), else
+ * undefined (a decoder for generation).
+ */
+async function embeddingKindOf(files: ModelFiles): Promise<{ kind: 'encoder' } | { kind: 'decoder-embedder'; normalize: boolean } | undefined> {
+  if (files.kind !== 'folder') return undefined;
+  const cf = await files.open('config.json');
+  if (!cf) return undefined; // the decoder loader names what is missing
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(await readText(cf)) as Record<string, unknown>;
+  } catch (e) {
+    throw new ModelConfigError(cf.path, '(json)', `is not valid JSON: ${(e as Error).message}`);
+  }
+  if (isEncoderConfig(json)) return { kind: 'encoder' };
+  const st = await sentenceTransformersPooling(files);
+  return st.pooling === 'last' ? { kind: 'decoder-embedder', normalize: st.normalize } : undefined;
+}
+
+function encoderInfo(handle: number, m: EmbeddingModel, loadMs: number): ModelInfo {
+  const c = m.encoder.cfg;
+  let parameters = 0;
+  let weightBytes = 0;
+  for (const shape of encoderTensorShapes(c).values()) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    parameters += n;
+    weightBytes += n * (shape.length === 2 && m.encoder.weightDtype === 'float16' ? 2 : 4);
+  }
+  const quant = m.encoder.weightDtype === 'float16' ? 'f16' : 'f32';
+  return {
+    handle,
+    kind: 'encoder',
+    embedding: { dims: c.hidden, pooling: m.pooling, normalize: m.normalize, reranker: c.head !== 'none', backbone: 'encoder' },
+    path: m.path,
+    architecture: c.architecture,
+    layers: c.layers,
+    hidden: c.hidden,
+    vocab: c.vocabSize,
+    parameters,
+    weightBytes,
+    quant,
+    storage: {},
+    contextLength: c.maxPositions - c.positionOffset,
+    hasTokenizer: m.tokenizer !== null,
+    hasChatTemplate: false,
+    loadMs,
+  };
+}
+
 function modelInfo(handle: number, m: LoadedModel, parameters: number, loadMs: number): ModelInfo {
   return {
     handle,
+    kind: 'decoder',
     path: m.path,
     architecture: m.config.architecture,
     layers: m.config.numLayers,
@@ -94,7 +157,7 @@ export function deviceInfo(dev: TesseraDevice): DeviceInfo {
 export function serveEngine(port: Port): void {
   let device: Promise<TesseraDevice> | undefined;
   const getDevice = () => (device ??= createDevice());
-  const models = new Map<number, { engine: Engine; model: LoadedModel }>();
+  const models = new Map<number, Loaded>();
   let nextHandle = 1;
   const aborts = new Map<number, AbortController>();
   let queue: Promise<unknown> = Promise.resolve(); // GPU work, one request at a time
@@ -104,11 +167,22 @@ export function serveEngine(port: Port): void {
     queue = r.catch(() => undefined);
     return r;
   };
-  const engineOf = (handle: number) => {
+  const loadedOf = (handle: number): Loaded => {
     const m = models.get(handle);
     if (!m) throw new Error(`no model with handle ${handle} (unloaded, or never loaded)`);
     return m;
   };
+  const engineOf = (handle: number, what: string) => {
+    const m = loadedOf(handle);
+    if (m.kind !== 'decoder') throw new ModelKindError(what, m.model.path, `is an embedding model (${architectureOf(m)}): use embed()${m.kind === 'encoder' && m.model.encoder.cfg.head !== 'none' ? ' or rerank()' : ''}, or load a decoder to generate`);
+    return m;
+  };
+  const embedderOf = (handle: number, what: string) => {
+    const m = loadedOf(handle);
+    if (m.kind === 'decoder') throw new ModelKindError(what, m.model.path, `is a decoder for generation (${m.model.config.architecture}): ${what}() needs an embedding model (BertModel, XLMRobertaModel, a *ForSequenceClassification cross-encoder, or a sentence-transformers folder with last-token pooling such as Qwen3-Embedding)`);
+    return m;
+  };
+  const architectureOf = (m: Loaded) => (m.kind === 'encoder' ? m.model.encoder.cfg.architecture : m.model.config.architecture);
   const encode = (engine: Engine, input: GenerateInput): number[] => {
     if ('ids' in input) return [...input.ids];
     if ('messages' in input) return engine.encodeChat(input.messages);
@@ -133,11 +207,23 @@ export function serveEngine(port: Port): void {
             send({ type: 'progress', id: req.id, progress: { phase: 'download', file, done, total } });
           },
         });
+        check();
+        const dev = await getDevice();
+        const embedding = await embeddingKindOf(files);
+        if (embedding?.kind === 'encoder') {
+          const m = await serial(() => loadEmbeddingModel(dev, files));
+          if (signal.aborted) {
+            m.destroy();
+            check();
+          }
+          const h = nextHandle++;
+          models.set(h, { kind: 'encoder', model: m });
+          return encoderInfo(h, m, performance.now() - t0);
+        }
         const src = await openModel(files);
         let parameters = 0;
         for (const n of src.names()) parameters += src.info(n).shape.reduce((a, b) => a * b, 1);
         check();
-        const dev = await getDevice();
         const model = await serial(() =>
           loadModelFromSource(dev, src, {
             quant: o.quant,
@@ -149,7 +235,12 @@ export function serveEngine(port: Port): void {
           }),
         );
         const h = nextHandle++;
-        models.set(h, { engine: new Engine(model, model.path), model });
+        if (embedding?.kind === 'decoder-embedder') {
+          models.set(h, { kind: 'decoder-embedder', model, normalize: embedding.normalize });
+          const info = modelInfo(h, model, parameters, performance.now() - t0);
+          return { ...info, kind: 'encoder', embedding: { dims: model.config.hiddenSize, pooling: 'last', normalize: embedding.normalize, reranker: false, backbone: 'decoder' } } satisfies ModelInfo;
+        }
+        models.set(h, { kind: 'decoder', engine: new Engine(model, model.path), model });
         return modelInfo(h, model, parameters, performance.now() - t0);
       }
       case 'unload': {
@@ -158,10 +249,31 @@ export function serveEngine(port: Port): void {
         if (m) await serial(async () => m.model.destroy());
         return true;
       }
-      case 'encode':
-        return encode(engineOf(req.handle).engine, req.input);
+      case 'encode': {
+        const m = loadedOf(req.handle);
+        if (m.kind === 'decoder') return encode(m.engine, req.input);
+        // an embedding model: the ids embed() feeds for a text (its tokenizer with special tokens)
+        if ('ids' in req.input) return [...req.input.ids];
+        if ('messages' in req.input) throw new ModelKindError('encode (chat messages)', m.model.path, `is an embedding model (${architectureOf(m)}) with no chat template: encode a text`);
+        const tok = m.model.tokenizer;
+        if (!tok) throw new ModelConfigError(`${m.model.path}/tokenizer.json`, '(file)', 'missing: encoding text needs a tokenizer');
+        return tok.encode(req.input.prompt, { addSpecialTokens: true });
+      }
+      case 'embed': {
+        const m = embedderOf(req.handle, 'embed');
+        const opts: EmbedOptions = req.options ?? {};
+        if (m.kind === 'encoder') return serial(() => embed(m.model, req.inputs, opts));
+        // a decoder embedder (Qwen3-Embedding): the last token's final hidden state
+        if (opts.pooling !== undefined && opts.pooling !== 'last') throw new RangeError(`embed: pooling "${opts.pooling}": ${m.model.path} (${m.model.config.architecture}, a decoder) embeds with its last token only`);
+        return serial(() => embedWithDecoder(m.model, req.inputs, { normalize: opts.normalize ?? m.normalize }));
+      }
+      case 'rerank': {
+        const m = embedderOf(req.handle, 'rerank');
+        if (m.kind !== 'encoder') throw new ModelKindError('rerank', m.model.path, `is an embedder (${m.model.config.architecture}, last-token pooling), not a cross-encoder: use embed() and compare vectors`);
+        return serial(() => rerank(m.model, req.query, req.documents));
+      }
       case 'generate': {
-        const { engine } = engineOf(req.handle);
+        const { engine } = engineOf(req.handle, 'generate');
         const ids = encode(engine, req.input);
         const signal = aborts.get(req.id)!.signal;
         return serial(async () => {

@@ -8,6 +8,7 @@ import type { GenerationOptions } from '../runtime/options.ts';
 import type { ChatMessage } from '../tokenizer/types.ts';
 import type { QuantMode } from '../models/weights.ts';
 import type { SelfTestRow } from '../selftest/selftest.ts';
+import type { EmbedOptions, Pooling, RerankResult } from '../runtime/embed.ts';
 
 /** Where a model comes from, in a form that crosses postMessage (File objects are structured-cloneable). */
 export type ModelSourceSpec =
@@ -37,9 +38,33 @@ export interface DeviceInfo {
   adapterInfo: { vendor: string; architecture: string; device: string; description: string; subgroupMinSize?: number; subgroupMaxSize?: number };
 }
 
+/**
+ * What a loaded model does. 'decoder': generate() / chat() / encode(). 'encoder': an embedding model, embed() and (a
+ * cross-encoder) rerank(): a BERT / XLM-R folder (BertModel, XLMRobertaModel, *ForSequenceClassification), or a decoder
+ * folder that sentence-transformers configures for last-token pooling (Qwen3-Embedding), which runs as an embedder.
+ */
+export type ModelKind = 'decoder' | 'encoder';
+
+/** An embedding model's defaults (kind 'encoder'). */
+export interface EmbeddingInfo {
+  /** Length of each vector. */
+  dims: number;
+  /** From the folder's sentence-transformers configuration (modules.json, 1_Pooling/config.json), else mean. */
+  pooling: Pooling;
+  /** A Normalize module in modules.json (Qwen3-Embedding: always). */
+  normalize: boolean;
+  /** A cross-encoder (*ForSequenceClassification): rerank() scores (query, document) pairs. */
+  reranker: boolean;
+  /** The network behind it: a bidirectional encoder (BERT family) or a decoder (Qwen3-Embedding, last-token pooling). */
+  backbone: 'encoder' | 'decoder';
+}
+
 export interface ModelInfo {
   /** Handle of the model in the worker. */
   handle: number;
+  kind: ModelKind;
+  /** Present when kind is 'encoder'. */
+  embedding?: EmbeddingInfo;
   path: string;
   architecture: string;
   layers: number;
@@ -67,12 +92,18 @@ export interface SelfTestReport {
 
 export type WireResult = GenerationResult & { aborted: boolean };
 
+export type { EmbedOptions, Pooling, RerankResult };
+
 export type Request =
   | { type: 'device'; id: number }
   | { type: 'load'; id: number; source: ModelSourceSpec; options?: LoadOptionsWire }
   | { type: 'unload'; id: number; handle: number }
   | { type: 'generate'; id: number; handle: number; input: GenerateInput; options?: GenerationOptions }
   | { type: 'encode'; id: number; handle: number; input: GenerateInput }
+  /** Embeddings (kind 'encoder'): one Float32Array per input, in order. */
+  | { type: 'embed'; id: number; handle: number; inputs: (string | number[])[]; options?: EmbedOptions }
+  /** Cross-encoder scores (an encoder with reranker true), in the order of the documents. */
+  | { type: 'rerank'; id: number; handle: number; query: string; documents: string[] }
   | { type: 'selftest'; id: number; filter?: string; heavy?: boolean }
   | { type: 'cancel'; id: number; target: number }
   /** Frees every model and the device (the worker can then be terminated, or used again: a new device is made). */
@@ -101,6 +132,14 @@ export interface Port {
 export function toWireError(e: unknown): WireError {
   if (e instanceof Error) return { name: e.name, message: e.message, ...(e.stack ? { stack: e.stack } : {}) };
   return { name: 'Error', message: String(e) };
+}
+
+/** A request the loaded model cannot serve: generate() on an embedding model, embed() on a decoder, rerank() without a classification head. */
+export class ModelKindError extends Error {
+  constructor(what: string, model: string, why: string) {
+    super(`${what}: ${model} ${why}`);
+    this.name = 'ModelKindError';
+  }
 }
 
 /** An error as it arrived from the worker: the same name and message. */
