@@ -3,10 +3,17 @@
  * it. Query string (for links and automation): ?model=default|URL&prompt=...&max_tokens=16&temperature=0&chat=1&autorun=1
  * loads, generates once, leaves the text in [data-testid=output] (its ids in data-ids) and sets data-state="done" on
  * <body>, or data-state="error" with the message in data-error and [data-testid=error].
+ *
+ * An embedding model (an encoder folder: BERT, XLM-R, a cross-encoder, Qwen3-Embedding) shows the semantic-search
+ * panel in place of the generation panel: documents ranked by the cosine similarity of their embeddings to the query's,
+ * or by a cross-encoder's rerank() scores. ?model=URL&query=...&docs=a|b|c&autorun=1 loads, searches once, leaves the
+ * ranked documents in [data-testid=search-results] (each [data-testid=search-result] with data-score and data-index)
+ * and sets data-state="done".
  */
 import { TesseraClient, type LoadProgressEvent, type ModelSourceInput, type RemoteModel } from '../src/web/client.ts';
+import { searchDocuments } from '../src/web/search.ts';
 
-type State = 'idle' | 'loading' | 'ready' | 'generating' | 'done' | 'cancelled' | 'error';
+type State = 'idle' | 'loading' | 'ready' | 'generating' | 'searching' | 'done' | 'cancelled' | 'error';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const el = {
@@ -29,6 +36,14 @@ const el = {
   output: $('output'),
   stats: $('stats'),
   error: $('error'),
+  chatPanel: $('chat-panel'),
+  searchPanel: $('search-panel'),
+  searchMethod: $('search-method'),
+  docs: $<HTMLTextAreaElement>('docs'),
+  query: $<HTMLInputElement>('query'),
+  search: $<HTMLButtonElement>('search'),
+  searchStats: $('search-stats'),
+  searchResults: $<HTMLOListElement>('search-results'),
   adapter: $('adapter'),
   features: $('features'),
   limits: $('limits'),
@@ -52,8 +67,10 @@ function setState(s: State, message?: string): void {
     delete document.body.dataset.error;
     el.error.textContent = '';
   }
-  el.generate.disabled = !model || s === 'loading' || s === 'generating';
-  el.load.disabled = s === 'loading' || s === 'generating';
+  const busy = s === 'loading' || s === 'generating' || s === 'searching';
+  el.generate.disabled = !model || model.kind !== 'decoder' || busy;
+  el.search.disabled = !model || model.kind !== 'encoder' || busy;
+  el.load.disabled = busy;
   el.stop.disabled = s !== 'generating' && s !== 'loading';
 }
 
@@ -111,7 +128,24 @@ async function load(source: ModelSourceInput): Promise<void> {
   history.length = 0;
   el.log.textContent = '';
   const i = m.info;
+  el.progress.value = 100;
   el.progressLabel.textContent = `loaded in ${(i.loadMs / 1000).toFixed(2)} s`;
+  // the search panel for an embedding model, the generation panel for a decoder
+  el.searchPanel.hidden = i.kind !== 'encoder';
+  el.chatPanel.hidden = i.kind === 'encoder';
+  el.searchResults.textContent = '';
+  el.searchStats.textContent = '';
+  if (i.kind === 'encoder' && i.embedding) {
+    const e = i.embedding;
+    el.searchMethod.textContent = e.reranker ? '(cross-encoder: rerank scores)' : `(cosine of ${e.dims}-dim embeddings)`;
+    el.modelInfo.textContent =
+      `${i.path}: ${i.architecture}, ${i.layers} layers, hidden ${i.hidden}, vocab ${i.vocab}, ${(i.parameters / 1e6).toFixed(2)}M parameters, ` +
+      `${mb(i.weightBytes)} on the GPU (${i.quant}), ` +
+      (e.reranker ? 'cross-encoder' : `embeddings: ${e.dims} dims, pooling ${e.pooling}${e.normalize ? ', normalized' : ''}`) +
+      `, at most ${i.contextLength} tokens`;
+    setState('ready');
+    return;
+  }
   el.modelInfo.textContent =
     `${i.path}: ${i.architecture}, ${i.layers} layers, hidden ${i.hidden}, vocab ${i.vocab}, ${(i.parameters / 1e6).toFixed(2)}M parameters, ` +
     `${mb(i.weightBytes)} on the GPU (${Object.entries(i.storage).map(([k, v]) => `${k}: ${v}`).join(', ') || i.quant}), context ${i.contextLength}` +
@@ -169,6 +203,31 @@ async function generate(): Promise<void> {
   }
 }
 
+async function search(): Promise<void> {
+  if (!model) throw new Error('load a model first');
+  const docs = el.docs.value.split('\n').map((d) => d.trim()).filter(Boolean);
+  const query = el.query.value.trim();
+  setState('searching');
+  el.searchResults.textContent = '';
+  el.searchResults.removeAttribute('data-ms');
+  el.searchStats.textContent = 'searching…';
+  const r = await searchDocuments(model, query, docs);
+  for (const h of r.hits) {
+    const li = document.createElement('li');
+    li.dataset.testid = 'search-result';
+    li.dataset.score = String(h.score);
+    li.dataset.index = String(h.index);
+    const score = document.createElement('span');
+    score.className = 'score';
+    score.textContent = h.score.toFixed(4);
+    li.append(score, h.text);
+    el.searchResults.append(li);
+  }
+  el.searchResults.dataset.ms = r.ms.toFixed(1);
+  el.searchStats.textContent = `${docs.length} documents ranked by ${r.method === 'rerank' ? 'cross-encoder score' : 'cosine similarity'} in ${r.ms.toFixed(1)} ms`;
+  setState('done');
+}
+
 const guard = (f: () => Promise<void>) => () =>
   f().catch((e) => {
     console.error(e);
@@ -177,6 +236,10 @@ const guard = (f: () => Promise<void>) => () =>
 
 el.load.addEventListener('click', guard(async () => load(chosenSource())));
 el.generate.addEventListener('click', guard(generate));
+el.search.addEventListener('click', guard(search));
+el.query.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && !el.search.disabled) guard(search)();
+});
 el.stop.addEventListener('click', () => running?.abort());
 for (const [input, kind] of [
   [el.folder, 'folder'],
@@ -221,7 +284,10 @@ client.device().then(
 );
 
 // Query string: ?model=default|URL&prompt=...&max_tokens=N&temperature=T&chat=1&ignore_eos=1&autorun=1
+// (an embedding model: &query=...&docs=a|b|c)
 const q = new URLSearchParams(location.search);
+if (q.has('query')) el.query.value = q.get('query')!;
+if (q.has('docs')) el.docs.value = q.get('docs')!.split('|').join('\n');
 if (q.has('prompt')) el.prompt.value = q.get('prompt')!;
 if (q.has('max_tokens')) el.maxTokens.value = q.get('max_tokens')!;
 if (q.has('temperature')) el.temperature.value = q.get('temperature')!;
@@ -235,6 +301,7 @@ if (qModel && qModel !== 'default') {
 if (q.get('autorun') === '1') {
   guard(async () => {
     await load(qModel && qModel !== 'default' ? qModel : defaultModelUrl());
-    await generate();
+    if (model?.kind === 'encoder') await search();
+    else await generate();
   })();
 } else setState('idle');
