@@ -2,85 +2,111 @@
 // Regenerate with `npx tsx scripts/gen-sources.ts` after adding or removing a contract (test/sources-generated.test.ts fails when stale).
 import c0 from './contracts/attention.contract.json' with { type: 'json' };
 import c1 from './contracts/attention_kernel.contract.json' with { type: 'json' };
-import c2 from './contracts/bias_act.contract.json' with { type: 'json' };
-import c3 from './contracts/bias_add.contract.json' with { type: 'json' };
-import c4 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
-import c5 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
-import c6 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
-import c7 from './contracts/copy_elements.contract.json' with { type: 'json' };
-import c8 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
-import c9 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
-import c10 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
-import c11 from './contracts/embed.contract.json' with { type: 'json' };
-import c12 from './contracts/fused_ffn.contract.json' with { type: 'json' };
-import c13 from './contracts/gather.contract.json' with { type: 'json' };
-import c14 from './contracts/glu.contract.json' with { type: 'json' };
-import c15 from './contracts/glu_fused.contract.json' with { type: 'json' };
-import c16 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
-import c17 from './contracts/kv_write.contract.json' with { type: 'json' };
-import c18 from './contracts/layernorm.contract.json' with { type: 'json' };
-import c19 from './contracts/linear.contract.json' with { type: 'json' };
-import c20 from './contracts/linear_f16.contract.json' with { type: 'json' };
-import c21 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c22 from './contracts/moe.contract.json' with { type: 'json' };
-import c23 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c24 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c25 from './contracts/residual.contract.json' with { type: 'json' };
-import c26 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c27 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c28 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c29 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c30 from './contracts/rope.contract.json' with { type: 'json' };
-import c31 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c32 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c33 from './contracts/sample.contract.json' with { type: 'json' };
-import c34 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c35 from './contracts/scale.contract.json' with { type: 'json' };
-import c36 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c37 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c38 from './contracts/softmax.contract.json' with { type: 'json' };
-import c39 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c2 from './contracts/bf16_to_f16.contract.json' with { type: 'json' };
+import c3 from './contracts/bf16_to_f32.contract.json' with { type: 'json' };
+import c4 from './contracts/bias_act.contract.json' with { type: 'json' };
+import c5 from './contracts/bias_add.contract.json' with { type: 'json' };
+import c6 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
+import c7 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
+import c8 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
+import c9 from './contracts/clamp.contract.json' with { type: 'json' };
+import c10 from './contracts/copy_elements.contract.json' with { type: 'json' };
+import c11 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
+import c12 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
+import c13 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
+import c14 from './contracts/embed.contract.json' with { type: 'json' };
+import c15 from './contracts/fused_ffn.contract.json' with { type: 'json' };
+import c16 from './contracts/gather.contract.json' with { type: 'json' };
+import c17 from './contracts/gather_split4.contract.json' with { type: 'json' };
+import c18 from './contracts/gather_split8.contract.json' with { type: 'json' };
+import c19 from './contracts/glu.contract.json' with { type: 'json' };
+import c20 from './contracts/glu_fused.contract.json' with { type: 'json' };
+import c21 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
+import c22 from './contracts/kv_write.contract.json' with { type: 'json' };
+import c23 from './contracts/layernorm.contract.json' with { type: 'json' };
+import c24 from './contracts/linear.contract.json' with { type: 'json' };
+import c25 from './contracts/linear_f16.contract.json' with { type: 'json' };
+import c26 from './contracts/linear_fused.contract.json' with { type: 'json' };
+import c27 from './contracts/moe.contract.json' with { type: 'json' };
+import c28 from './contracts/moe_offsets.contract.json' with { type: 'json' };
+import c29 from './contracts/relu.contract.json' with { type: 'json' };
+import c30 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c31 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c32 from './contracts/residual.contract.json' with { type: 'json' };
+import c33 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c34 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c35 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c36 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c37 from './contracts/rope.contract.json' with { type: 'json' };
+import c38 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c39 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c40 from './contracts/rope_qk.contract.json' with { type: 'json' };
+import c41 from './contracts/sample.contract.json' with { type: 'json' };
+import c42 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c43 from './contracts/scale.contract.json' with { type: 'json' };
+import c44 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c45 from './contracts/scatter_add.contract.json' with { type: 'json' };
+import c46 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
+import c47 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c48 from './contracts/softmax.contract.json' with { type: 'json' };
+import c49 from './contracts/split_qg.contract.json' with { type: 'json' };
+import c50 from './contracts/split_qkv.contract.json' with { type: 'json' };
+import c51 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c52 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "attention": c0,
   "attention_kernel": c1,
-  "bias_act": c2,
-  "bias_add": c3,
-  "bias_add_rows": c4,
-  "cast_to_f16": c5,
-  "cast_to_f32": c6,
-  "copy_elements": c7,
-  "count_nonfinite": c8,
-  "dequant_q8_0": c9,
-  "dequant_q8_0_f16": c10,
-  "embed": c11,
-  "fused_ffn": c12,
-  "gather": c13,
-  "glu": c14,
-  "glu_fused": c15,
-  "kv_cache_write": c16,
-  "kv_write": c17,
-  "layernorm": c18,
-  "linear": c19,
-  "linear_f16": c20,
-  "linear_fused": c21,
-  "moe": c22,
-  "rep_penalty": c23,
-  "rep_penalty_rows": c24,
-  "residual": c25,
-  "residual_rmsnorm": c26,
-  "rmsnorm": c27,
-  "rmsnorm_qk": c28,
-  "rmsnorm_rows": c29,
-  "rope": c30,
-  "rope_kernel": c31,
-  "rope_kv": c32,
-  "sample": c33,
-  "sample_f16": c34,
-  "scale": c35,
-  "scale_inplace": c36,
-  "sink_scale": c37,
-  "softmax": c38,
-  "take_rows": c39,
+  "bf16_to_f16": c2,
+  "bf16_to_f32": c3,
+  "bias_act": c4,
+  "bias_add": c5,
+  "bias_add_rows": c6,
+  "cast_to_f16": c7,
+  "cast_to_f32": c8,
+  "clamp": c9,
+  "copy_elements": c10,
+  "count_nonfinite": c11,
+  "dequant_q8_0": c12,
+  "dequant_q8_0_f16": c13,
+  "embed": c14,
+  "fused_ffn": c15,
+  "gather": c16,
+  "gather_split4": c17,
+  "gather_split8": c18,
+  "glu": c19,
+  "glu_fused": c20,
+  "kv_cache_write": c21,
+  "kv_write": c22,
+  "layernorm": c23,
+  "linear": c24,
+  "linear_f16": c25,
+  "linear_fused": c26,
+  "moe": c27,
+  "moe_offsets": c28,
+  "relu": c29,
+  "rep_penalty": c30,
+  "rep_penalty_rows": c31,
+  "residual": c32,
+  "residual_rmsnorm": c33,
+  "rmsnorm": c34,
+  "rmsnorm_qk": c35,
+  "rmsnorm_rows": c36,
+  "rope": c37,
+  "rope_kernel": c38,
+  "rope_kv": c39,
+  "rope_qk": c40,
+  "sample": c41,
+  "sample_f16": c42,
+  "scale": c43,
+  "scale_inplace": c44,
+  "scatter_add": c45,
+  "scatter_add_accumulate": c46,
+  "sink_scale": c47,
+  "softmax": c48,
+  "split_qg": c49,
+  "split_qkv": c50,
+  "take_rows": c51,
+  "transpose": c52,
 };

@@ -18,8 +18,10 @@ import { rmsnormRef, type RmsnormUniforms } from './rmsnorm.ts';
 import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
+import { bf16WidenRef, clampRef, reluRef, ropeQkRef, splitQgRef, splitQkvRef, transposeRef, type RopeQkUniforms, type SplitQkvUniforms } from './tensor-ops.ts';
+import { gatherSplitRef, moeOffsetsRef, scatterAddRef, widen, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms } from './moe-combine.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -82,10 +84,10 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
   // input, residual (and rmsnorm's input/residual, silu/gelu's input/gate): f32, or f16 packed in u32 words (the f16 kernels)
   residual: (t, u) => ({ output: residualRef(f32OrPackedF16('residual', t, 'input'), f32OrPackedF16('residual', t, 'residual'), u as unknown as ResidualUniforms) }),
   rmsnorm: (t, u) => ({
-    output: rmsnormRef(f32('rmsnorm', t, 'input'), f32('rmsnorm', t, 'weight'), t.residual, u as unknown as RmsnormUniforms),
+    output: rmsnormRef(f32OrPackedF16('rmsnorm', t, 'input'), f32('rmsnorm', t, 'weight'), t.residual && f32OrPackedF16('rmsnorm', t, 'residual'), u as unknown as RmsnormUniforms),
   }),
   layernorm: (t, u) => ({
-    output: layernormRef(f32('layernorm', t, 'input'), f32('layernorm', t, 'weight'), f32('layernorm', t, 'bias'), u as unknown as LayernormUniforms),
+    output: layernormRef(f32OrPackedF16('layernorm', t, 'input'), f32('layernorm', t, 'weight'), f32('layernorm', t, 'bias'), u as unknown as LayernormUniforms),
   }),
   softmax: (t, u) => ({ output: softmaxRef(f32('softmax', t, 'input'), u as unknown as SoftmaxUniforms) }),
   silu: (t, u) => ({ output: siluRef(f32OrPackedF16('silu', t, 'input'), t.gate && f32OrPackedF16('silu', t, 'gate'), u as unknown as SiluUniforms) }),
@@ -93,7 +95,7 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const mode = ROPE_MODES[entryPoint];
     if (!mode) throw new UnsupportedEntryPointError('rope', entryPoint);
     const tables = { cos: f32('rope', t, 'freqs_cos'), sin: f32('rope', t, 'freqs_sin') };
-    return { input: ropeRef(f32('rope', t, 'input'), u as unknown as RopeUniforms, mode, tables) };
+    return { input: ropeRef(f32OrPackedF16('rope', t, 'input'), u as unknown as RopeUniforms, mode, tables) };
   },
   // Q, K, V: f32, or f16 packed in u32 words (the f16 and f16-KV kernels)
   attention: (t, u) => ({
@@ -110,12 +112,12 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
   }),
   scale: (t, u, entryPoint) => {
     if (entryPoint !== 'main' && entryPoint !== 'main_inplace') throw new UnsupportedEntryPointError('scale', entryPoint);
-    return { output: scaleRef(f32('scale', t, entryPoint === 'main' ? 'input' : 'output'), u as unknown as ScaleUniforms) };
+    return { output: scaleRef(f32OrPackedF16('scale', t, entryPoint === 'main' ? 'input' : 'output'), u as unknown as ScaleUniforms) };
   },
-  bias_add: (t, u) => ({ data: biasAddRef(f32('bias_add', t, 'data'), f32('bias_add', t, 'bias'), u as unknown as BiasAddUniforms) }),
+  bias_add: (t, u) => ({ data: biasAddRef(f32OrPackedF16('bias_add', t, 'data'), f32OrPackedF16('bias_add', t, 'bias'), u as unknown as BiasAddUniforms) }),
   gelu: (t, u) => ({ output: geluRef(f32OrPackedF16('gelu', t, 'input'), t.gate && f32OrPackedF16('gelu', t, 'gate'), u as unknown as GeluUniforms) }),
   rmsnorm_qk: (t, u) =>
-    rmsnormQkRef(f32('rmsnorm_qk', t, 'q_input'), f32('rmsnorm_qk', t, 'q_weight'), f32('rmsnorm_qk', t, 'k_input'), f32('rmsnorm_qk', t, 'k_weight'), u as unknown as RmsnormQkUniforms),
+    rmsnormQkRef(f32OrPackedF16('rmsnorm_qk', t, 'q_input'), f32('rmsnorm_qk', t, 'q_weight'), f32OrPackedF16('rmsnorm_qk', t, 'k_input'), f32('rmsnorm_qk', t, 'k_weight'), u as unknown as RmsnormQkUniforms),
   // f16 -> f32 only (input packed in u32 words); f32 -> f16 writes f16 and is checked in test/kernels-small-f16.test.ts
   cast: (t, u) => ({ output: castF16ToF32Ref(need<Uint32Array>('cast', t, 'input'), u as unknown as { size: number }) }),
   // Q8_0 row-wise (dequant.f32_rowwise); blocks packed in u32 words
@@ -127,4 +129,43 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
   fused_ffn: (t, u) => ({
     output: fusedFfnRef(need('fused_ffn', t, 'input'), need('fused_ffn', t, 'gate_weights'), need('fused_ffn', t, 'up_weights'), u as unknown as FusedFfnUniforms),
   }),
+  // rmsnorm, layernorm, rmsnorm_qk, rope, scale, bias_add above: activations f32 or f16 packed in u32 words (the f16
+  // kernels); references of the ops below: src/reference/tensor-ops.ts
+  relu: (t, u) => ({ output: reluRef(f32OrPackedF16('relu', t, 'input'), u as unknown as { size: number }) }),
+  clamp: (t, u) => ({ data: clampRef(f32('clamp', t, 'data'), u as unknown as { size: number; min: number; max: number }) }),
+  transpose: (t, u) => ({ output: transposeRef(f32('transpose', t, 'input'), u as unknown as { rows: number; cols: number }) }),
+  // bf16 pairs packed in u32 words
+  bf16_to_f32: (t, u) => ({ output: bf16WidenRef(need<Uint32Array>('bf16_to_f32', t, 'input'), u as unknown as { size: number }) }),
+  bf16_to_f16: (t, u) => ({ output: bf16WidenRef(need<Uint32Array>('bf16_to_f16', t, 'input'), u as unknown as { size: number }, true) }),
+  split_qkv: (t, u) => splitQkvRef(f32OrPackedF16('split_qkv', t, 'fused_qkv'), u as unknown as SplitQkvUniforms),
+  split_qg: (t, u) => splitQgRef(f32OrPackedF16('split_qg', t, 'qg_interleaved'), u as unknown as { num_tokens: number; num_heads: number; head_dim: number }),
+  rope_qk: (t, u) =>
+    ropeQkRef(f32OrPackedF16('rope_qk', t, 'q_input'), f32OrPackedF16('rope_qk', t, 'k_input'), u as unknown as RopeQkUniforms, {
+      cos: f32('rope_qk', t, 'freqs_cos'),
+      sin: f32('rope_qk', t, 'freqs_sin'),
+    }),
+  // MoE combine (src/reference/moe-combine.ts): input/weights f32 or f16 words; dense [E, T, H] rows, or dynamic rows
+  // by token_offsets (+ expert_scales); scatter_add_accumulate adds to the output's contents
+  scatter_add: (t, u, entryPoint) => {
+    const dynamic = !!t.token_offsets;
+    return {
+      output: scatterAddRef(
+        {
+          input: widen(need('scatter_add', t, 'input')),
+          indices: need<Uint32Array>('scatter_add', t, dynamic ? 'routing_indices' : 'indices'),
+          weights: widen(need('scatter_add', t, dynamic ? 'routing_weights' : 'weights')),
+          ...(dynamic ? { tokenOffsets: t.token_offsets } : {}),
+          ...(t.expert_scales ? { expertScales: t.expert_scales } : {}),
+          ...(entryPoint === 'scatter_add_accumulate' ? { accumulate: f32('scatter_add', t, 'output') } : {}),
+        },
+        u as unknown as ScatterAddUniforms,
+      ),
+    };
+  },
+  moe_offsets: (t, u) => ({
+    token_offsets: moeOffsetsRef(need('moe_offsets', t, 'token_counts'), need('moe_offsets', t, 'token_map'), need('moe_offsets', t, 'token_offsets'), u as unknown as MoeOffsetsUniforms),
+  }),
+  // tables: f16 words (absent sections: no buffer, no rows)
+  gather_split4: (t, u) => ({ output: gatherSplitRef(need('gather_split4', t, 'indices'), [0, 1, 2, 3].map((k) => (t[`embeddings${k}`] ? widen(t[`embeddings${k}`]!) : [])), u as unknown as GatherSplitUniforms) }),
+  gather_split8: (t, u) => ({ output: gatherSplitRef(need('gather_split8', t, 'indices'), [0, 1, 2, 3, 4, 5, 6, 7].map((k) => (t[`embeddings${k}`] ? widen(t[`embeddings${k}`]!) : [])), u as unknown as GatherSplitUniforms) }),
 };

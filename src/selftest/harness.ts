@@ -61,6 +61,8 @@ export interface CaseResult {
   nonFinite: number;
   /** output elements still holding UNWRITTEN_BITS */
   unwritten: number;
+  /** integer (uint32/int32) elements that differ from the reference at all */
+  intMismatches?: number;
   /** guard floats changed (writes past the end of a buffer) */
   guardViolations: number;
   /** the element with the largest error */
@@ -149,12 +151,14 @@ interface Checked {
   want: ArrayLike<number>;
   /** float16 elements (16-bit words; the guard is GUARD_FLOATS 16-bit words) */
   f16?: boolean;
+  /** uint32 / int32 elements (compared as integers: any difference exceeds every tolerance) */
+  int?: 'uint32' | 'int32';
 }
 
 /** Compare one written buffer (count floats + guard) with the expectation; accumulates into r. */
 function compare(r: CaseResult, b: Checked, raw: ArrayBuffer, sums: { err2: number; ref2: number }): void {
   const bits = b.f16 ? new Uint16Array(raw) : new Uint32Array(raw);
-  const got = b.f16 ? Float32Array.from(bits.subarray(0, b.count), f16ToF32) : new Float32Array(raw);
+  const got = b.f16 ? Float32Array.from(bits.subarray(0, b.count), f16ToF32) : b.int === 'uint32' ? new Uint32Array(raw) : b.int === 'int32' ? new Int32Array(raw) : new Float32Array(raw);
   const unwritten = b.f16 ? UNWRITTEN_BITS_F16 : UNWRITTEN_BITS;
   const guard = b.f16 ? GUARD_BITS_F16 : GUARD_BITS;
   for (let i = 0; i < b.count; i++) {
@@ -169,6 +173,7 @@ function compare(r: CaseResult, b: Checked, raw: ArrayBuffer, sums: { err2: numb
       continue;
     }
     const e = Math.abs(g - w);
+    if (b.int && e !== 0) r.intMismatches = (r.intMismatches ?? 0) + 1;
     sums.err2 += e * e;
     sums.ref2 += w * w;
     r.maxRef = Math.max(r.maxRef, Math.abs(w));
@@ -258,7 +263,8 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
       words.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
       buffers[tensor] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${tensor}`, STORAGE_USAGE);
       owned.push(buffers[tensor]);
-      checked.push({ binding: key, buffer: buffers[tensor], count: f16 ? 2 * data.length : data.length, want, ...(f16 ? { f16 } : {}) });
+      const int = plan.dtypes[tensor] === 'uint32' || plan.dtypes[tensor] === 'int32' ? { int: plan.dtypes[tensor] as 'uint32' | 'int32' } : {};
+      checked.push({ binding: key, buffer: buffers[tensor], count: f16 ? 2 * data.length : data.length, want, ...(f16 ? { f16 } : {}), ...int });
     }
     for (const o of plan.outputs) {
       const key = writable.get(o.name);
@@ -279,7 +285,8 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
         : new Uint32Array(count + GUARD_FLOATS).fill(UNWRITTEN_BITS, 0, count).fill(GUARD_BITS, count);
       buffers[o.name] = uploadBuffer(dev.device, bytesOf(words), `${v.id}.${o.name}`, STORAGE_USAGE);
       owned.push(buffers[o.name]!);
-      checked.push({ binding: key, buffer: buffers[o.name]!, count, want, f16 });
+      const int = o.dtype === 'uint32' || o.dtype === 'int32' ? { int: o.dtype as 'uint32' | 'int32' } : {};
+      checked.push({ binding: key, buffer: buffers[o.name]!, count, want, f16, ...int });
     }
     const t0 = performance.now();
     const times = await runPlan(dev, plan, buffers, { registry: opts.registry, ...(opts.dispatch ? { dispatch: opts.dispatch } : {}) });
@@ -294,6 +301,7 @@ export async function runCase(dev: TesseraDevice, v: KernelVariant, op: Referenc
   const tol = checked.some((b) => b.f16) ? TOLERANCE.f16 : (TOLERANCE[(v.outputDtype as Dtype | undefined) ?? 'f32'] ?? TOLERANCE.f32);
   if (r.nonFinite) r.problems.push(`${r.nonFinite} NaN/Inf where the reference is finite`);
   if (r.unwritten) r.problems.push(`${r.unwritten} output elements never written`);
+  if (r.intMismatches) r.problems.push(`${r.intMismatches} integer elements differ from the reference`);
   if (r.guardViolations) r.problems.push(`${r.guardViolations} guard floats overwritten (write past the end of a buffer)`);
   const limit = tol.atol + tol.rtol * r.maxRef;
   if (r.maxErr > limit) {

@@ -1,0 +1,117 @@
+/**
+ * CPU references of the MoE routing-side registry kernels: `scatter_add` (combine expert outputs into token rows),
+ * `moe_offsets` (routing slot -> expert output row) and the row-split embedding lookups `gather_split4` /
+ * `gather_split8`. Semantics: the headers of src/kernels/templates/scatter_add.wgsl.jinja,
+ * moe_offsets.wgsl.jinja and gather_split.wgsl.jinja. Parameters use the registry's uniform field names; f16
+ * tensors arrive as u32 words holding two f16 each (low half first) and are widened here. Math in f64.
+ */
+import { f16BytesToF32 } from '../formats/f16.ts';
+
+export interface ScatterAddUniforms {
+  num_tokens: number;
+  hidden_size: number;
+  top_k: number;
+  num_experts: number;
+}
+
+/** f32 values, or f16 values packed two per u32 word widened to f32. */
+export function widen(v: Float32Array | Uint32Array): Float32Array {
+  return v instanceof Uint32Array ? f16BytesToF32(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) : v;
+}
+
+export interface ScatterAddInputs {
+  /** dense: [num_experts, num_tokens, hidden]; dynamic: [rows, hidden] */
+  input: ArrayLike<number>;
+  indices: ArrayLike<number>;
+  weights: ArrayLike<number>;
+  /** dynamic layout: input row of each routing slot */
+  tokenOffsets?: ArrayLike<number>;
+  /** per-expert factor on the routing weight */
+  expertScales?: ArrayLike<number>;
+  /** scatter_add_accumulate: the output's previous contents (the sum is added to them) */
+  accumulate?: ArrayLike<number>;
+}
+
+/**
+ * output[t, h] (+)= sum_j w(t, j) * input[row(t, j), h] with slot s = t * top_k + j, e = indices[s],
+ * w = weights[s] (* expertScales[e]), row = tokenOffsets[s] (dynamic) or e * num_tokens + t (dense);
+ * slots with e >= num_experts contribute nothing.
+ */
+export function scatterAddRef(x: ScatterAddInputs, u: ScatterAddUniforms): Float64Array {
+  const { num_tokens: T, hidden_size: H, top_k: K, num_experts: E } = u;
+  const out = new Float64Array(T * H);
+  if (x.accumulate) for (let i = 0; i < out.length; i++) out[i] = x.accumulate[i]!;
+  for (let t = 0; t < T; t++) {
+    for (let j = 0; j < K; j++) {
+      const s = t * K + j;
+      const e = x.indices[s]!;
+      if (e >= E) continue;
+      const w = x.weights[s]! * (x.expertScales ? x.expertScales[e]! : 1);
+      const row = x.tokenOffsets ? x.tokenOffsets[s]! : e * T + t;
+      for (let h = 0; h < H; h++) out[t * H + h] += w * x.input[row * H + h]!;
+    }
+  }
+  return out;
+}
+
+export interface MoeOffsetsUniforms {
+  num_tokens: number;
+  num_experts: number;
+  top_k: number;
+  max_tokens_per_expert: number;
+}
+
+/**
+ * moe_offsets: for every expert e and slot i < min(token_counts[e], max_tokens_per_expert), with (t, j) =
+ * token_map[(e * max + i) * 2 ..+ 2]: token_offsets[t * top_k + j] = e * max + i when t < num_tokens and j < top_k.
+ * Other elements keep `previous` (the kernel writes only routed slots).
+ */
+export function moeOffsetsRef(counts: ArrayLike<number>, map: ArrayLike<number>, previous: ArrayLike<number>, u: MoeOffsetsUniforms): Float64Array {
+  const out = Float64Array.from(previous);
+  const M = u.max_tokens_per_expert;
+  for (let e = 0; e < u.num_experts; e++) {
+    const n = Math.min(counts[e]!, M);
+    for (let i = 0; i < n; i++) {
+      const t = map[(e * M + i) * 2]!;
+      const j = map[(e * M + i) * 2 + 1]!;
+      if (t < u.num_tokens && j < u.top_k) out[t * u.top_k + j] = e * M + i;
+    }
+  }
+  return out;
+}
+
+export interface GatherSplitUniforms {
+  num_tokens: number;
+  hidden_size: number;
+  vocab_size: number;
+  index_offset: number;
+  input_hidden_size: number;
+  hidden_offset: number;
+  [section: `section${number}_rows`]: number;
+}
+
+/**
+ * gather_split4/8: id = indices[index_offset + t]; the table is split by rows into sections (section k holds rows
+ * start_k .. start_k + section{k}_rows - 1, start_k the sum of the earlier sections' rows);
+ * output[t, h] = tables[k][(id - start_k) * input_hidden_size + hidden_offset + h]; ids >= vocab_size, or past the
+ * last section, give 0.
+ */
+export function gatherSplitRef(indices: ArrayLike<number>, tables: readonly ArrayLike<number>[], u: GatherSplitUniforms): Float64Array {
+  const H = u.hidden_size;
+  const out = new Float64Array(u.num_tokens * H);
+  for (let t = 0; t < u.num_tokens; t++) {
+    const id = indices[u.index_offset + t]!;
+    if (id >= u.vocab_size) continue;
+    let start = 0;
+    for (let k = 0; k < tables.length; k++) {
+      const rows = u[`section${k}_rows`] ?? 0;
+      if (id < start + rows) {
+        const base = (id - start) * u.input_hidden_size + u.hidden_offset;
+        for (let h = 0; h < H; h++) out[t * H + h] = tables[k]![base + h]!;
+        break;
+      }
+      start += rows;
+    }
+  }
+  return out;
+}

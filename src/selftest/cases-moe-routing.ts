@@ -1,0 +1,219 @@
+/**
+ * Op-test cases of the MoE routing-side kernels and the row-split embedding lookups: scatter_add (dense, accumulate,
+ * vec4, dynamic with/without per-expert scales, f16 expert outputs and f16 weights), moe_offsets and gather_split4 /
+ * gather_split8. References: src/reference/moe-combine.ts. f16 tensors are packed two per u32 word (the kernels read
+ * and write them as words); each case runs only on the variants whose dtypes and layout it matches.
+ */
+import type { KernelVariant } from '../registry/types.ts';
+import type { OpCase, OpCases } from './cases.ts';
+import { packF16 } from './cases-f16.ts';
+import type { Rng } from './rng.ts';
+
+// ---------------------------------------------------------------------------------------------------------------
+// scatter_add
+
+/** Routing: k distinct experts per token from [0, E), then `pad` slots per token set to E (a padding slot). */
+function routing(r: Rng, T: number, K: number, E: number, pad: number): Uint32Array {
+  const idx = new Uint32Array(T * K);
+  for (let t = 0; t < T; t++) {
+    const pool = Array.from({ length: E }, (_, i) => i);
+    for (let j = 0; j < K; j++) {
+      if (j >= K - pad) {
+        idx[t * K + j] = E + r.int(3);
+        continue;
+      }
+      const p = r.int(pool.length);
+      idx[t * K + j] = pool[p]!;
+      pool.splice(p, 1);
+    }
+  }
+  return idx;
+}
+
+type ScatterKind = { dynamic: boolean; scaled: boolean; f16: boolean; w16: boolean; vec4: boolean; accumulate: boolean };
+export function scatterKind(v: KernelVariant): ScatterKind {
+  return {
+    dynamic: v.id.includes('dynamic'),
+    scaled: v.id.includes('expert_scale'),
+    f16: v.id.includes('f16'),
+    w16: v.id.includes('w16'),
+    vec4: v.id === 'scatter_add.vec4',
+    accumulate: v.id === 'scatter_add.accumulate',
+  };
+}
+
+interface ScatterOpts {
+  /** padding slots per token (expert index >= num_experts) */
+  pad?: number;
+  dynamic?: boolean;
+  scaled?: boolean;
+  f16?: boolean;
+  w16?: boolean;
+  accumulate?: boolean;
+}
+
+function scatterCase(T: number, H: number, E: number, K: number, o: ScatterOpts = {}): OpCase {
+  const pad = o.pad ?? 0;
+  const M = T; // max_tokens_per_expert of the dynamic layout: rows = E * M
+  const tags = Object.entries(o).filter(([, v]) => v).map(([k, v]) => (v === true ? k : `${k}${v}`));
+  const name = `T${T} H${H} E${E} k${K}${tags.length ? ` ${tags.join(' ')}` : ''}`;
+  const shapes: Record<string, number[]> = o.dynamic
+    ? { expert_out: [E * M, H], indices: [T, K], weights: [T, K], offsets: [T, K], ...(o.scaled ? { scales: [E] } : {}) }
+    : { expert_out: [E, T, H], indices: [T, K], weights: [T, K], ...(o.accumulate ? { acc: [T, H] } : {}) };
+  const dtypes: Record<string, string> = { ...(o.f16 ? { expert_out: 'float16' } : {}), ...(o.w16 ? { weights: 'float16' } : {}) };
+  return {
+    name,
+    shapes,
+    ...(Object.keys(dtypes).length ? { dtypes } : {}),
+    ...(o.dynamic ? { attributes: { num_experts: E } } : {}),
+    ...(o.accumulate ? { contracts: ['scatter_add_accumulate'] } : {}),
+    inputs: (r) => {
+      const indices = routing(r, T, K, E, pad);
+      const weights = r.floats(T * K, 0, 1);
+      const rows = o.dynamic ? E * M : E * T;
+      const x = r.normals(rows * H);
+      const t: Record<string, Float32Array | Uint32Array> = { expert_out: o.f16 ? packF16(x) : x, indices, weights: o.w16 ? packF16(weights) : weights };
+      if (o.dynamic) {
+        // each slot's row inside its expert's block (slots of one expert get distinct rows), padding slots anywhere
+        const next = new Uint32Array(E + 3);
+        t.offsets = Uint32Array.from(indices, (e) => (e < E ? e * M + next[e]!++ : r.int(rows)));
+        if (o.scaled) t.scales = r.floats(E, 0.25, 2);
+      }
+      if (o.accumulate) t.acc = r.normals(T * H);
+      return t;
+    },
+    only: (v) => {
+      const k = scatterKind(v);
+      return k.dynamic === !!o.dynamic && k.scaled === !!o.scaled && k.f16 === !!o.f16 && k.w16 === !!o.w16 && k.accumulate === !!o.accumulate && (!k.vec4 || H % 4 === 0);
+    },
+  };
+}
+
+const SCATTER_SHAPES: [number, number, number, number, number?][] = [
+  [1, 1, 2, 1],
+  [1, 4, 8, 2],
+  [3, 127, 4, 2, 1],
+  [5, 256, 8, 4, 1],
+  [17, 96, 32, 4],
+  [64, 300, 6, 3, 1],
+  [9, 64, 16, 8, 2],
+];
+
+export const SCATTER_ADD_CASES: OpCases = {
+  contracts: ['scatter_add', 'scatter_add_accumulate'],
+  written: ['output'],
+  notCovered: () => undefined,
+  cases: [
+    ...SCATTER_SHAPES.map(([T, H, E, K, pad]) => scatterCase(T, H, E, K, { pad })),
+    ...SCATTER_SHAPES.map(([T, H, E, K, pad]) => scatterCase(T, H, E, K, { pad, accumulate: true })),
+    ...[false, true].flatMap((f16) =>
+      [false, true].flatMap((w16) =>
+        f16 || !w16
+          ? [false, true].flatMap((scaled) => SCATTER_SHAPES.map(([T, H, E, K, pad]) => scatterCase(T, H, E, K, { pad, dynamic: true, scaled, f16, w16 })))
+          : [],
+      ),
+    ),
+  ],
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// moe_offsets
+
+/** A gather by expert of a routing (counts and (token, choice) map, `drop`: cap below the busiest expert), offsets pre-filled. */
+function offsetsCase(T: number, E: number, K: number, M: number): OpCase {
+  return {
+    name: `T${T} E${E} k${K} max${M}`,
+    shapes: { counts: [E], map: [E, M, 2], offsets: [T, K] },
+    inputs: (r) => {
+      const idx = routing(r, T, K, E, 0);
+      const counts = new Uint32Array(E);
+      const map = new Uint32Array(E * M * 2).fill(0xdeadbeef);
+      // slots in a shuffled order, as atomics would hand them out
+      const order = Array.from({ length: T * K }, (_, i) => i);
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = r.int(i + 1);
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
+      for (const s of order) {
+        const e = idx[s]!;
+        const i = counts[e]!++;
+        if (i < M) {
+          map[(e * M + i) * 2] = Math.floor(s / K);
+          map[(e * M + i) * 2 + 1] = s % K;
+        }
+      }
+      return { counts, map, offsets: r.ints(T * K, 1 << 20) };
+    },
+  };
+}
+
+export const MOE_OFFSETS_CASES: OpCases = {
+  contracts: ['moe_offsets'],
+  written: ['token_offsets'],
+  notCovered: () => undefined,
+  cases: [offsetsCase(1, 2, 1, 1), offsetsCase(4, 8, 2, 4), offsetsCase(33, 8, 2, 6), offsetsCase(300, 32, 4, 300), offsetsCase(1000, 64, 8, 100)],
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gather_split4 / gather_split8
+
+interface SplitOpts {
+  index_offset?: number;
+  hidden_offset?: number;
+  hidden_size?: number;
+  /** ids past the vocab (or past the last section) */
+  outOfRange?: number;
+}
+
+function splitCase(n: 4 | 8, rows: number[], width: number, tokens: number, out: 'float16' | 'float32', o: SplitOpts = {}): OpCase {
+  const total = rows.reduce((a, b) => a + b, 0);
+  const shapes: Record<string, number[]> = { ids: [(o.index_offset ?? 0) + tokens] };
+  rows.forEach((r, k) => (shapes[`table${k}`] = [r, width]));
+  const { outOfRange: _o, ...attributes } = o;
+  return {
+    name: `${out === 'float16' ? 'f16' : 'f32'} out rows ${rows.join('/')} W${width} T${tokens}${Object.entries(o).map(([k, v]) => ` ${k}=${v}`).join('')}`,
+    shapes,
+    dtypes: { out, ...Object.fromEntries(rows.map((_, k) => [`table${k}`, 'float16'])) },
+    attributes,
+    inputs: (r) => {
+      const ids = r.ints(shapes.ids![0]!, total);
+      for (let i = 0; i < (o.outOfRange ?? 0); i++) ids[ids.length - 1 - i] = total + r.int(50);
+      // a token in the first and last row of every section
+      let start = 0;
+      rows.forEach((rw, k) => {
+        const at = (o.index_offset ?? 0) + ((2 * k) % tokens);
+        if (rw > 0 && at < ids.length - (o.outOfRange ?? 0)) ids[at] = start + (k % 2 ? rw - 1 : 0);
+        start += rw;
+      });
+      const t: Record<string, Uint32Array> = { ids };
+      rows.forEach((rw, k) => (t[`table${k}`] = packF16(r.normals(rw * width, 2))));
+      return t;
+    },
+    only: (v) => (v.outputDtype === 'f16' ? 'float16' : 'float32') === out,
+  };
+}
+
+function splitCases(n: 4 | 8, out: 'float16' | 'float32'): OpCase[] {
+  const r = (k: number, base: number[]) => base.slice(0, k);
+  return [
+    splitCase(n, r(n, [3, 1, 2, 5, 1, 2, 3, 4]), 4, 5, out),
+    splitCase(n, r(n, [50, 40, 30, 20, 10, 7, 9, 11]), 64, 17, out, { outOfRange: 2 }),
+    splitCase(n, r(n, [100, 100, 100, 57, 33, 33, 33, 1]), 256, 9, out, { index_offset: 3, hidden_offset: 32, hidden_size: 128 }),
+    splitCase(n, [7, 0, 9], 12, 8, out),
+    splitCase(n, r(n, [1000, 1000, 1000, 1000, 500, 500, 500, 123]), 1024, 40, out),
+  ];
+}
+
+export const GATHER_SPLIT4_CASES: OpCases = {
+  contracts: ['gather_split4'],
+  written: ['output'],
+  notCovered: () => undefined,
+  cases: splitCases(4, 'float16'),
+};
+
+export const GATHER_SPLIT8_CASES: OpCases = {
+  contracts: ['gather_split8'],
+  written: ['output'],
+  notCovered: () => undefined,
+  cases: [...splitCases(8, 'float16'), ...splitCases(8, 'float32')],
+};
