@@ -45,6 +45,6 @@ export type { GenerationOptions } from './runtime/options.ts';
 export { loadTokenizer, type TextTokenizer } from './tokenizer/index.ts';
 export { Encoder, loadEncoder, encoderConfigFromHF, isEncoderConfig, type EncoderConfig } from './models/encoder.ts';
 export { embed, rerank, loadEmbeddingModel, pool, POOLINGS, type EmbeddingModel, type EmbedOptions, type Pooling, type RerankResult } from './runtime/embed.ts';
-export { TesseraClient, RemoteModel, WorkerError, sourceSpec, folderSpec, type ClientLoadOptions, type ClientGenerateOptions, type TokenStream, type ModelSourceInput } from './web/client.ts';
+export { TesseraClient, RemoteModel, WorkerError, ModelKindError, sourceSpec, folderSpec, type ClientLoadOptions, type ClientGenerateOptions, type TokenStream, type ModelSourceInput } from './web/client.ts';
 export { serveEngine, modelFilesOf } from './web/host.ts';
 export type { ModelSourceSpec, LoadProgressEvent, DeviceInfo, ModelInfo, WireResult } from './web/protocol.ts';
