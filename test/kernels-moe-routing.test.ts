@@ -16,17 +16,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { defaultRegistry } from '../src/registry/load.ts';
-import { moeOffsetsRef, scatterAddRef, gatherSplitRef } from '../src/reference/moe-combine.ts';
+import { gatherSplitRef, moeOffsetsRef, scatterAddRef, topkRef } from '../src/reference/moe-combine.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { testDevice } from './helpers/device.ts';
 import { registryWithoutF16 } from './helpers/emulate-f16.ts';
 
-const OPS = ['scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8'] as const;
+const OPS = ['scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'] as const;
 const VARIANTS: Record<(typeof OPS)[number], string[]> = {
   scatter_add: ['default', 'accumulate', 'vec4', 'dynamic', 'dynamic_expert_scale', 'dynamic_f16', 'dynamic_f16_expert_scale', 'dynamic_f16_w16', 'dynamic_f16_w16_expert_scale'],
   moe_offsets: ['default'],
   gather_split4: ['f16_vec4_f16_out'],
   gather_split8: ['f16_vec4_f16_out', 'f16_vec4_f32_out'],
+  topk: ['default', 'small', 'fused', 'fused_f16', 'fused_f16_w16', 'gptoss_router_topk'],
 };
 
 let dev: TesseraDevice;
@@ -60,6 +61,19 @@ describe('CPU references (hand-computed)', () => {
     const t2 = [10, 11, 12, 13, 14, 15];
     const out = gatherSplitRef([9, 1, 3, 4, 0], [t0, [], t2], u);
     expect([...out]).toEqual([4, 5, 14, 15, 0, 0, 1, 2]);
+  });
+
+  it('topk: larger first, ties to the lower column; softmax over the row or over the k selected', () => {
+    const x = [1, 3, 3, 0, /* row 1 */ 2, 2, 2, 2];
+    const v = topkRef(x, 2, 4, 3, 'values');
+    expect([...v.indices]).toEqual([1, 2, 0, 0, 1, 2]);
+    expect([...v.values]).toEqual([3, 3, 1, 2, 2, 2]);
+    const s = topkRef(x, 2, 4, 2, 'softmax');
+    const z = 2 * Math.exp(0) + Math.exp(-2) + Math.exp(-3);
+    expect(s.values[0]).toBeCloseTo(1 / z, 12);
+    expect(s.values[2]).toBeCloseTo(0.25, 12);
+    const g = topkRef(x, 2, 4, 2, 'softmax_selected');
+    expect([...g.values]).toEqual([0.5, 0.5, 0.5, 0.5]);
   });
 });
 
@@ -110,10 +124,10 @@ describe('op-test harness', () => {
 describe('contracts', () => {
   it('no model contract names these kernels (model selection unchanged)', () => {
     const dir = new URL('../src/ops/contracts/', import.meta.url);
-    const own = new Set(['scatter_add', 'scatter_add_accumulate', 'moe_offsets', 'gather_split4', 'gather_split8'].map((n) => `${n}.contract.json`));
+    const own = new Set(['scatter_add', 'scatter_add_accumulate', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'].map((n) => `${n}.contract.json`));
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.contract.json') && !own.has(n))) {
       const text = readFileSync(new URL(f, dir), 'utf8');
-      expect(text, f).not.toMatch(/"(scatter_add|moe_offsets|gather_split[48])\./);
+      expect(text, f).not.toMatch(/"(scatter_add|moe_offsets|gather_split[48]|topk)\./);
     }
   });
 });

@@ -6,7 +6,8 @@
 //   e = indices[s]; a slot whose e >= E contributes nothing (padding slots).
 //   w = weights[s]
 //   row(s) = (e * T + t): input is [E, T, H] (each expert's output for every token)
-//   main: output[t, h] = sum_j w * input[row(s), h]//   scatter_add_accumulate: output[t, h] += sum_j w * input[row(s), h]
+//   main: output[t, h] = sum_j w * input[row(s), h].
+//   scatter_add_accumulate: output[t, h] += sum_j w * input[row(s), h].
 // for t < T, h < H; the sum runs over j = 0 .. K - 1 in order, in f32.
 //
 // Entry point `main` (variant scatter_add.default), workgroup_size(256, 1, 1).

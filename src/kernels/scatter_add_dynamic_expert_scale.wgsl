@@ -7,7 +7,7 @@
 //   w = routing_weights[s] * expert_scales[e]
 //   row(s) = token_offsets[s]: input is [R, H], the rows the experts wrote (e.g. expert-major slots
 //   e * max_tokens_per_expert + slot, as moe_offsets.default builds them)
-//   scatter_add_dynamic: output[t, h] = sum_j w * input[row(s), h]
+//   scatter_add_dynamic: output[t, h] = sum_j w * input[row(s), h].
 // for t < T, h < H; the sum runs over j = 0 .. K - 1 in order, in f32.
 //
 // Entry point `scatter_add_dynamic` (variant scatter_add.dynamic_expert_scale), workgroup_size(256, 1, 1).

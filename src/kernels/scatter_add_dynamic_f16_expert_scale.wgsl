@@ -7,7 +7,7 @@
 //   w = routing_weights[s] * expert_scales[e]
 //   row(s) = token_offsets[s]: input is [R, H], the rows the experts wrote (e.g. expert-major slots
 //   e * max_tokens_per_expert + slot, as moe_offsets.default builds them)
-//   scatter_add_dynamic: output[t, h] = sum_j w * input[row(s), h]
+//   scatter_add_dynamic: output[t, h] = sum_j w * input[row(s), h].
 // for t < T, h < H; the sum runs over j = 0 .. K - 1 in order, in f32, and is rounded to f16 once (clamped to
 // +-65504: WGSL leaves out-of-range conversions indeterminate).
 // f16 tensors are read (and written) as u32 words holding two f16 each (element i is the low half of word i / 2 when i

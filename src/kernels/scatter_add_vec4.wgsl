@@ -6,7 +6,7 @@
 //   e = indices[s]; a slot whose e >= E contributes nothing (padding slots).
 //   w = weights[s]
 //   row(s) = (e * T + t): input is [E, T, H] (each expert's output for every token)
-//   scatter_add_vec4: output[t, h] = sum_j w * input[row(s), h]
+//   scatter_add_vec4: output[t, h] = sum_j w * input[row(s), h].
 // for t < T, h < H; the sum runs over j = 0 .. K - 1 in order, in f32.
 // vec4: the contract runs this only where H % 4 == 0.
 //

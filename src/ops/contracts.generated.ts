@@ -52,7 +52,8 @@ import c48 from './contracts/softmax.contract.json' with { type: 'json' };
 import c49 from './contracts/split_qg.contract.json' with { type: 'json' };
 import c50 from './contracts/split_qkv.contract.json' with { type: 'json' };
 import c51 from './contracts/take_rows.contract.json' with { type: 'json' };
-import c52 from './contracts/transpose.contract.json' with { type: 'json' };
+import c52 from './contracts/topk.contract.json' with { type: 'json' };
+import c53 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -108,5 +109,6 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "split_qg": c49,
   "split_qkv": c50,
   "take_rows": c51,
-  "transpose": c52,
+  "topk": c52,
+  "transpose": c53,
 };

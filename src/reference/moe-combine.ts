@@ -115,3 +115,31 @@ export function gatherSplitRef(indices: ArrayLike<number>, tables: readonly Arra
   }
   return out;
 }
+
+/** topk value modes: the input values, softmax over the row, softmax over the k selected (GPT-OSS routing weights). */
+export type TopkMode = 'values' | 'softmax' | 'softmax_selected';
+
+/**
+ * Top-k of each row of `input` ([rows, size]): the k first elements in the order "larger value first, ties to the
+ * lower column" (indices), and per mode their values, softmax over the row (exp(x - max) / sum over the row, not
+ * renormalized), or softmax over the k selected (exp(x_j - x_0) / sum_j' exp(x_j' - x_0)).
+ */
+export function topkRef(input: ArrayLike<number>, rows: number, size: number, k: number, mode: TopkMode): { values: Float64Array; indices: Uint32Array } {
+  const values = new Float64Array(rows * k);
+  const indices = new Uint32Array(rows * k);
+  const kk = Math.min(k, size);
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from({ length: size }, (_, c) => input[r * size + c]!);
+    const order = row.map((_, c) => c).sort((a, b) => row[b]! - row[a]! || a - b);
+    const max = row[order[0]!]!;
+    const rowSum = row.reduce((s, x) => s + Math.exp(x - max), 0);
+    const kSum = order.slice(0, kk).reduce((s, c) => s + Math.exp(row[c]! - max), 0);
+    for (let j = 0; j < kk; j++) {
+      const c = order[j]!;
+      indices[r * k + j] = c;
+      const x = row[c]!;
+      values[r * k + j] = mode === 'values' ? x : Math.exp(x - max) / (mode === 'softmax' ? rowSum : kSum);
+    }
+  }
+  return { values, indices };
+}

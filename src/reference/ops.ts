@@ -19,9 +19,9 @@ import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 import { bf16WidenRef, clampRef, reluRef, ropeQkRef, splitQgRef, splitQkvRef, transposeRef, type RopeQkUniforms, type SplitQkvUniforms } from './tensor-ops.ts';
-import { gatherSplitRef, moeOffsetsRef, scatterAddRef, widen, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms } from './moe-combine.ts';
+import { gatherSplitRef, moeOffsetsRef, scatterAddRef, topkRef, widen, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms, type TopkMode } from './moe-combine.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -37,7 +37,7 @@ export type ReferenceResult = Record<string, ArrayLike<number>>;
  * A reference: `entryPoint` selects the semantics where one operation's entry points differ (rope). It throws
  * UnsupportedEntryPointError for an entry point it does not model.
  */
-export type ReferenceFn = (t: HostTensors, u: UniformNumbers, entryPoint: string) => ReferenceResult;
+export type ReferenceFn = (t: HostTensors, u: UniformNumbers, entryPoint: string, variant?: string) => ReferenceResult;
 
 export class UnsupportedEntryPointError extends Error {
   constructor(op: string, entryPoint: string) {
@@ -168,4 +168,15 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
   // tables: f16 words (absent sections: no buffer, no rows)
   gather_split4: (t, u) => ({ output: gatherSplitRef(need('gather_split4', t, 'indices'), [0, 1, 2, 3].map((k) => (t[`embeddings${k}`] ? widen(t[`embeddings${k}`]!) : [])), u as unknown as GatherSplitUniforms) }),
   gather_split8: (t, u) => ({ output: gatherSplitRef(need('gather_split8', t, 'indices'), [0, 1, 2, 3, 4, 5, 6, 7].map((k) => (t[`embeddings${k}`] ? widen(t[`embeddings${k}`]!) : [])), u as unknown as GatherSplitUniforms) }),
+  // input: f32 or f16 words; rows = input elements / size (f16: an even element count, the words hold no padding half). softmax_topk: softmax over the row, except the GPT-OSS router
+  // kernel (same entry point name), whose values are the softmax over the k selected
+  topk: (t, u, entryPoint, variant) => {
+    const modes: Record<string, TopkMode> = { main: 'values', topk_2_small: 'values', softmax_topk: variant === 'topk.gptoss_router_topk' ? 'softmax_selected' : 'softmax' };
+    const mode = modes[entryPoint];
+    if (!mode) throw new UnsupportedEntryPointError('topk', entryPoint);
+    const x = widen(need('topk', t, 'input'));
+    const size = u.size!;
+    const { values, indices } = topkRef(x, Math.floor(x.length / size), size, u.k!, mode);
+    return { values, indices };
+  },
 };

@@ -217,3 +217,60 @@ export const GATHER_SPLIT8_CASES: OpCases = {
   notCovered: () => undefined,
   cases: [...splitCases(8, 'float16'), ...splitCases(8, 'float32')],
 };
+
+// ---------------------------------------------------------------------------------------------------------------
+// topk
+
+type TopkKind = { f16: boolean; f16out: boolean; softmax: 0 | 1 | 2 };
+export function topkKind(v: KernelVariant): TopkKind {
+  const softmax = v.id === 'topk.gptoss_router_topk' ? 2 : v.entryPoint === 'softmax_topk' ? 1 : 0;
+  return { f16: v.id.includes('f16') || softmax === 2, f16out: v.outputDtype === 'f16' || v.id.endsWith('_w16'), softmax };
+}
+
+/** Rows of scores with ties (values on a coarse grid, so equal values are common; some rows constant). */
+function topkCase(rows: number, size: number, k: number, kind: TopkKind): OpCase {
+  return {
+    name: `rows${rows} size${size} k${k}${kind.f16 ? ' f16' : ''}${kind.f16out ? ' f16out' : ''} softmax${kind.softmax}`,
+    shapes: { x: [rows, size] },
+    dtypes: { ...(kind.f16 ? { x: 'float16' } : {}), values: kind.f16out ? 'float16' : 'float32' },
+    attributes: { k, softmax: kind.softmax },
+    // topk.small runs behind the tunable wide (topk.default ignores it)
+    ...(kind.softmax === 0 ? { tunables: { wide: true } } : {}),
+    inputs: (r) => {
+      const x = new Float32Array(rows * size);
+      for (let i = 0; i < x.length; i++) x[i] = Math.round(r.normal() * 8) / 4;
+      if (rows > 2) x.fill(0.5, size, 2 * size); // row 1: all equal, indices 0 .. k - 1
+      return { x: kind.f16 ? packF16(x) : x };
+    },
+    only: (v) => {
+      const k2 = topkKind(v);
+      return k2.f16 === kind.f16 && k2.f16out === kind.f16out && k2.softmax === kind.softmax;
+    },
+  };
+}
+
+const TOPK_SHAPES: [number, number, number][] = [
+  [1, 1, 1],
+  [3, 8, 2],
+  [5, 32, 4],
+  [7, 128, 8],
+  [4, 257, 16],
+  [64, 60, 6],
+  [2, 1000, 32],
+];
+
+export const TOPK_CASES: OpCases = {
+  contracts: ['topk'],
+  written: ['values', 'indices'],
+  notCovered: () => undefined,
+  cases: (
+    [
+      { f16: false, f16out: false, softmax: 0 },
+      { f16: false, f16out: false, softmax: 1 },
+      { f16: true, f16out: false, softmax: 1 },
+      { f16: true, f16out: true, softmax: 1 },
+      { f16: true, f16out: true, softmax: 2 },
+    ] as TopkKind[]
+  // f16 inputs hold an even number of elements (the reference infers rows from the packed words)
+  ).flatMap((kind) => TOPK_SHAPES.map(([rows, size, k]) => topkCase(kind.f16 && (rows * size) % 2 ? rows + 1 : rows, size, k, kind))),
+};

@@ -353,11 +353,11 @@ export async function runOp(dev: TesseraDevice, op: ReferenceOp, opts: HarnessOp
         if (!('plan' in got)) throw new Error(`no contract variant running ${v.id} accepts this case: ${got.reasons.join(' | ')}`);
         checkInputSizes(c, got.plan, inputs);
         const view = referenceView(got.plan, inputs);
-        const key = `${v.entryPoint}|${JSON.stringify(view.uniforms)}|${Object.keys(view.buffers).map((k) => `${k}=${Object.keys(inputs).find((t) => inputs[t] === view.buffers[k])}`).join(',')}`;
+        const key = `${v.wgsl}|${v.entryPoint}|${JSON.stringify(view.uniforms)}|${Object.keys(view.buffers).map((k) => `${k}=${Object.keys(inputs).find((t) => inputs[t] === view.buffers[k])}`).join(',')}`;
         let ref = refs.get(key);
         if (!ref) {
           try {
-            ref = REFERENCE[op](view.buffers, view.uniforms, v.entryPoint);
+            ref = REFERENCE[op](view.buffers, view.uniforms, v.entryPoint, v.id);
           } catch (e) {
             ref = e as Error;
           }
