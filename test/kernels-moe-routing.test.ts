@@ -17,17 +17,23 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { defaultRegistry } from '../src/registry/load.ts';
 import { gatherSplitRef, moeOffsetsRef, scatterAddRef, topkRef } from '../src/reference/moe-combine.ts';
+import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../src/gpu/buffers.ts';
+import { REFERENCE } from '../src/reference/ops.ts';
+import { LM_HEAD_ARGMAX_CASES } from '../src/selftest/cases-moe-routing.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
+import { planOp, runPlan } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
 import { testDevice } from './helpers/device.ts';
 import { registryWithoutF16 } from './helpers/emulate-f16.ts';
 
-const OPS = ['scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'] as const;
+const OPS = ['scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk', 'lm_head_argmax'] as const;
 const VARIANTS: Record<(typeof OPS)[number], string[]> = {
   scatter_add: ['default', 'accumulate', 'vec4', 'dynamic', 'dynamic_expert_scale', 'dynamic_f16', 'dynamic_f16_expert_scale', 'dynamic_f16_w16', 'dynamic_f16_w16_expert_scale'],
   moe_offsets: ['default'],
   gather_split4: ['f16_vec4_f16_out'],
   gather_split8: ['f16_vec4_f16_out', 'f16_vec4_f32_out'],
   topk: ['default', 'small', 'fused', 'fused_f16', 'fused_f16_w16', 'gptoss_router_topk'],
+  lm_head_argmax: ['phase1_f16w_f32a', 'phase1_q4k_f32a', 'phase2', 'phase2_q4k'],
 };
 
 let dev: TesseraDevice;
@@ -122,6 +128,28 @@ describe('op-test harness', () => {
 });
 
 describe('contracts', () => {
+  it('lm_head_argmax (both passes): the token is the reference argmax, written at output_index only', async () => {
+    const registry = registryWithoutF16(defaultRegistry());
+    for (const c of LM_HEAD_ARGMAX_CASES.cases.filter((x) => x.name.startsWith('phase1'))) {
+      const t = c.inputs(new Rng(`lm_head_argmax/${c.name}`));
+      const shapes = { ...(c.shapes as Record<string, number[]>), tokens: [4] };
+      const plan = planOp(dev, 'lm_head_argmax', { shapes, dtypes: c.dtypes, attributes: { ...c.attributes, output_index: 2 }, registry });
+      expect(plan.passes.map((p) => p.kernel)).toEqual(c.dtypes!.weights === 'q4_k' ? ['lm_head_argmax.phase1_q4k_f32a', 'lm_head_argmax.phase2_q4k'] : ['lm_head_argmax.phase1_f16w_f32a', 'lm_head_argmax.phase2']);
+      // expected: phase1's reference, then phase2's
+      const p1 = plan.passes[0]!.bindings.find((b) => b.kind === 'uniform')!;
+      const u = (p1 as { values: Record<string, number> }).values;
+      const v1 = plan.passes[0]!.kernel!;
+      const r1 = REFERENCE.lm_head_argmax({ hidden: t.hidden!, weights: t.weights! }, u, 'phase1', v1);
+      const tokens = new Uint32Array([7, 7, 7, 7]);
+      const want = REFERENCE.lm_head_argmax({ temp_logits: Float32Array.from(r1.temp_logits!), temp_indices: Uint32Array.from(r1.temp_indices!), output: tokens }, u, 'phase2', 'lm_head_argmax.phase2').output!;
+      const bufs = { hidden: uploadBuffer(dev.device, t.hidden!, 'hidden'), weights: uploadBuffer(dev.device, t.weights!, 'weights'), tokens: uploadBuffer(dev.device, tokens, 'tokens', STORAGE_USAGE) };
+      await runPlan(dev, plan, bufs, { registry });
+      const got = new Uint32Array(await readBuffer(dev.device, bufs.tokens, 16));
+      expect([...got], c.name).toEqual(Array.from(want));
+      for (const b of Object.values(bufs)) b.destroy();
+    }
+  });
+
   it('no model contract names these kernels (model selection unchanged)', () => {
     const dir = new URL('../src/ops/contracts/', import.meta.url);
     const own = new Set(['scatter_add', 'scatter_add_accumulate', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'].map((n) => `${n}.contract.json`));

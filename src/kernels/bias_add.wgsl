@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/bias_add.wgsl.jinja ({"T":"f32","variant":"bias_add.default"}) by scripts/gen-sources.ts; do not edit.
 // bias_add.wgsl: in-place bias addition over the rows of a (possibly wider, strided) activation buffer.
 //
 //   data[t*S + data_offset + j] += bias[bias_offset + j]      for t < num_tokens, j < dim
@@ -18,6 +19,8 @@
 //   num_tokens: u32 @0, dim: u32 @4, data_offset: u32 @8, bias_offset: u32 @12, token_stride: u32 @16,
 //   _pad0: u32 @20, _pad1: u32 @24, _pad2: u32 @28
 
+alias act_t = f32;
+
 struct Uniforms {
   num_tokens: u32,
   dim: u32,
@@ -30,8 +33,8 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read_write> data: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(1) var<storage, read_write> data: array<act_t>;
+@group(0) @binding(2) var<storage, read> bias: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -45,6 +48,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let t = i / D;
     let j = i - t * D;
     let o = t * S + u.data_offset + j;
-    data[o] = data[o] + bias[u.bias_offset + j];
+    data[o] = act_t(f32(data[o]) + f32(bias[u.bias_offset + j]));
   }
 }

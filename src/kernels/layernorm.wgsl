@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/layernorm.wgsl.jinja ({"T":"f32","variant":"layernorm.default"}) by scripts/gen-sources.ts; do not edit.
 // layernorm.wgsl: LayerNorm of rows (BERT, XLM-R and other encoders):
 //   output[t, i] = (input[t, i] - mean_t) / sqrt(var_t + eps) * weight[i] + bias[i]
 // with mean_t and var_t (biased, 1/H) over the hidden_size values of row t, computed in two passes (the mean, then
@@ -17,6 +18,8 @@
 // Uniforms (the registry's `layernorm` base uniforms):
 //   hidden_size: u32 @0, num_tokens: u32 @4, eps: f32 @8, _pad: u32 @12
 
+alias act_t = f32;
+
 struct Uniforms {
   hidden_size: u32,
   num_tokens: u32,
@@ -25,10 +28,10 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
 @group(0) @binding(2) var<storage, read> weight: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read_write> output: array<f32>;
+@group(0) @binding(4) var<storage, read_write> output: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -59,16 +62,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = t * H;
   var s = 0.0;
   for (var i = li; i < H; i += WG) {
-    s += input[base + i];
+    s += f32(input[base + i]);
   }
   let mean = total(li, s) / f32(H);
   var ss = 0.0;
   for (var i = li; i < H; i += WG) {
-    let d = input[base + i] - mean;
+    let d = f32(input[base + i]) - mean;
     ss += d * d;
   }
   let inv = inverseSqrt(total(li, ss) / f32(H) + u.eps);
   for (var i = li; i < H; i += WG) {
-    output[base + i] = (input[base + i] - mean) * inv * weight[i] + bias[i];
+    output[base + i] = act_t((f32(input[base + i]) - mean) * inv * weight[i] + bias[i]);
   }
 }

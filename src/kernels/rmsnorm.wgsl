@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/rmsnorm.wgsl.jinja ({"T":"f32","sg":true,"cached":true,"small_entry":"main_small","variants":{"main":"rmsnorm.default","small":"rmsnorm.small"}}) by scripts/gen-sources.ts; do not edit.
 // rmsnorm.wgsl: RMS normalization of rows, with an optional fused residual add before or after the norm.
 //
 // For each row r < num_tokens (H = hidden_size, S = token_stride, 0 means H):
@@ -51,6 +52,8 @@
 enable subgroups;
 // #endif
 
+alias act_t = f32;
+
 struct Uniforms {
   hidden_size: u32,
   num_tokens: u32,
@@ -63,10 +66,10 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
 @group(0) @binding(2) var<storage, read> weight: array<f32>;
-@group(0) @binding(3) var<storage, read_write> output: array<f32>;
-@group(0) @binding(4) var<storage, read> residual: array<f32>;
+@group(0) @binding(3) var<storage, read_write> output: array<act_t>;
+@group(0) @binding(4) var<storage, read> residual: array<act_t>;
 
 const WG: u32 = 256u;
 const REGS: u32 = 4u;      // main_small: elements kept in registers per invocation
@@ -82,9 +85,9 @@ fn row_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 // x[j] of row r (with the pre-norm residual add in mode 1).
 fn load_x(r: u32, j: u32) -> f32 {
   let S = select(u.token_stride, u.hidden_size, u.token_stride == 0u);
-  var x = input[r * S + j];
+  var x = f32(input[r * S + j]);
   if (u.has_residual == 1u) {
-    x += residual[r * u.hidden_size + j];
+    x += f32(residual[r * u.hidden_size + j]);
   }
   return x;
 }
@@ -92,9 +95,9 @@ fn load_x(r: u32, j: u32) -> f32 {
 fn store_y(r: u32, j: u32, x: f32, inv_rms: f32) {
   var y = x * inv_rms * weight[j] * u.output_scale;
   if (u.has_residual == 2u) {
-    y += residual[r * u.hidden_size + j];
+    y += f32(residual[r * u.hidden_size + j]);
   }
-  output[r * u.hidden_size + j] = y;
+  output[r * u.hidden_size + j] = act_t(y);
 }
 
 fn inv_rms_of(sum_sq: f32) -> f32 {

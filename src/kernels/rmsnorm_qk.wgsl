@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/rmsnorm_qk.wgsl.jinja ({"T":"f32","variant":"rmsnorm_qk.default"}) by scripts/gen-sources.ts; do not edit.
 // rmsnorm_qk.wgsl: per-head RMS normalization of query rows and key rows with separate weights (Qwen3 / Gemma 3
 // q_norm and k_norm) in one dispatch.
 //
@@ -30,6 +31,8 @@
 //   q_rows: u32 @0, k_rows: u32 @4, head_dim: u32 @8, row_stride: u32 @12, eps: f32 @16, _pad0: u32 @20,
 //   _pad1: u32 @24, _pad2: u32 @28
 
+alias act_t = f32;
+
 struct Uniforms {
   q_rows: u32,
   k_rows: u32,
@@ -42,12 +45,12 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> q_input: array<f32>;
+@group(0) @binding(1) var<storage, read> q_input: array<act_t>;
 @group(0) @binding(2) var<storage, read> q_weight: array<f32>;
-@group(0) @binding(3) var<storage, read_write> q_output: array<f32>;
-@group(0) @binding(4) var<storage, read> k_input: array<f32>;
+@group(0) @binding(3) var<storage, read_write> q_output: array<act_t>;
+@group(0) @binding(4) var<storage, read> k_input: array<act_t>;
 @group(0) @binding(5) var<storage, read> k_weight: array<f32>;
-@group(0) @binding(6) var<storage, read_write> k_output: array<f32>;
+@group(0) @binding(6) var<storage, read_write> k_output: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -56,9 +59,9 @@ var<workgroup> red: array<f32, 256>;
 fn load_x(is_k: bool, i: u32, j: u32) -> f32 {
   let S = select(u.row_stride, u.head_dim, u.row_stride == 0u);
   if (is_k) {
-    return k_input[i * S + j];
+    return f32(k_input[i * S + j]);
   }
-  return q_input[i * S + j];
+  return f32(q_input[i * S + j]);
 }
 
 // Sum of v over the workgroup (tree in workgroup memory); every invocation gets the total.
@@ -96,9 +99,9 @@ fn main(
   for (var j = li; j < D; j += WG) {
     let x = load_x(is_k, i, j) * inv;
     if (is_k) {
-      k_output[i * D + j] = x * k_weight[j];
+      k_output[i * D + j] = act_t(x * k_weight[j]);
     } else {
-      q_output[i * D + j] = x * q_weight[j];
+      q_output[i * D + j] = act_t(x * q_weight[j]);
     }
   }
 }

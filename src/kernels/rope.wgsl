@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/rope.wgsl.jinja ({"op":"rope","T":"f32","buffers":["input"],"v":{"main":"rope.default","compute_freqs":"rope.compute_freqs","qk":"rope.qk","ntk":"rope.ntk","yarn":"rope.yarn"}}) by scripts/gen-sources.ts; do not edit.
 // rope.wgsl: rotary position embeddings, in place on `input` [seq_len, num_heads, head_dim].
 //
 // Pairs: rotary_dim must be even; half = rotary_dim / 2 pairs p per head; span P = pair_span_dim (0 means
@@ -46,6 +47,8 @@
 //   rope_scale: f32 @20, rotary_dim: u32 @24, interleaved: u32 @28, pair_span_dim: u32 @32, _pad0: u32 @36,
 //   _pad1: u32 @40, _pad2: u32 @44
 
+alias act_t = f32;
+
 struct Uniforms {
   seq_len: u32,
   num_heads: u32,
@@ -62,7 +65,7 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read_write> input: array<f32>;
+@group(0) @binding(1) var<storage, read_write> input: array<act_t>;
 @group(0) @binding(2) var<storage, read_write> freqs_cos: array<f32>;
 @group(0) @binding(3) var<storage, read_write> freqs_sin: array<f32>;
 
@@ -84,17 +87,20 @@ fn span() -> u32 {
   return select(u.pair_span_dim, u.rotary_dim, u.pair_span_dim == 0u);
 }
 
-fn rotate(head_base: u32, p: u32, cs: vec2<f32>) {
-  var o0 = p;
-  var o1 = p + span() / 2u;
+// Offsets of pair p's two elements within a head.
+fn pair_offsets(p: u32) -> vec2<u32> {
   if (u.interleaved != 0u) {
-    o0 = 2u * p;
-    o1 = 2u * p + 1u;
+    return vec2<u32>(2u * p, 2u * p + 1u);
   }
-  let x0 = input[head_base + o0];
-  let x1 = input[head_base + o1];
-  input[head_base + o0] = x0 * cs.x - x1 * cs.y;
-  input[head_base + o1] = x0 * cs.y + x1 * cs.x;
+  return vec2<u32>(p, p + span() / 2u);
+}
+
+fn rotate(head_base: u32, p: u32, cs: vec2<f32>) {
+  let o = pair_offsets(p);
+  let x0 = f32(input[head_base + o.x]);
+  let x1 = f32(input[head_base + o.y]);
+  input[head_base + o.x] = act_t(x0 * cs.x - x1 * cs.y);
+  input[head_base + o.y] = act_t(x0 * cs.y + x1 * cs.x);
 }
 
 // (cos, sin) of theta, to about 1e-7 on every device: the builtin cos/sin may be as coarse as Vulkan allows

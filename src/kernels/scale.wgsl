@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/scale.wgsl.jinja ({"T":"f32","v":{"main":"scale.default","inplace":"scale.inplace"}}) by scripts/gen-sources.ts; do not edit.
 // scale.wgsl: multiply every element by a scalar.
 //
 //   main          (scale.default):  output[i] = input[i] * scale      for i < size
@@ -16,14 +17,16 @@
 // Uniforms (the registry's `scale` base uniforms):
 //   size: u32 @0, scale: f32 @4
 
+alias act_t = f32;
+
 struct Uniforms {
   size: u32,
   scale: f32,
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> input: array<f32>;
-@group(0) @binding(2) var<storage, read_write> output: array<f32>;
+@group(0) @binding(1) var<storage, read> input: array<act_t>;
+@group(0) @binding(2) var<storage, read_write> output: array<act_t>;
 
 const WG: u32 = 256u;
 
@@ -31,7 +34,7 @@ const WG: u32 = 256u;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let stride = nwg.x * WG;
   for (var i = gid.x; i < u.size; i += stride) {
-    output[i] = input[i] * u.scale;
+    output[i] = act_t(f32(input[i]) * u.scale);
   }
 }
 
@@ -39,6 +42,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 fn main_inplace(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let stride = nwg.x * WG;
   for (var i = gid.x; i < u.size; i += stride) {
-    output[i] = output[i] * u.scale;
+    output[i] = act_t(f32(output[i]) * u.scale);
   }
 }

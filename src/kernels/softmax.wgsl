@@ -1,3 +1,4 @@
+// Generated from src/kernels/templates/softmax.wgsl.jinja ({"sg":false}) by scripts/gen-sources.ts; do not edit.
 // softmax.wgsl: softmax over the rows of a [outer_size, inner_size] matrix, with temperature.
 //
 //   z[j] = input[r*n + j] / T                  (n = inner_size; T = temperature, T <= 0 is treated as 1)
@@ -113,3 +114,4 @@ fn softmax_small(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     write_row(base, n, 0u, 1u, it, acc);
   }
 }
+

@@ -27,33 +27,36 @@ import c23 from './contracts/layernorm.contract.json' with { type: 'json' };
 import c24 from './contracts/linear.contract.json' with { type: 'json' };
 import c25 from './contracts/linear_f16.contract.json' with { type: 'json' };
 import c26 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c27 from './contracts/moe.contract.json' with { type: 'json' };
-import c28 from './contracts/moe_offsets.contract.json' with { type: 'json' };
-import c29 from './contracts/relu.contract.json' with { type: 'json' };
-import c30 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c31 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c32 from './contracts/residual.contract.json' with { type: 'json' };
-import c33 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c34 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c35 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c36 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c37 from './contracts/rope.contract.json' with { type: 'json' };
-import c38 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c39 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c40 from './contracts/rope_qk.contract.json' with { type: 'json' };
-import c41 from './contracts/sample.contract.json' with { type: 'json' };
-import c42 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c43 from './contracts/scale.contract.json' with { type: 'json' };
-import c44 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c45 from './contracts/scatter_add.contract.json' with { type: 'json' };
-import c46 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
-import c47 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c48 from './contracts/softmax.contract.json' with { type: 'json' };
-import c49 from './contracts/split_qg.contract.json' with { type: 'json' };
-import c50 from './contracts/split_qkv.contract.json' with { type: 'json' };
-import c51 from './contracts/take_rows.contract.json' with { type: 'json' };
-import c52 from './contracts/topk.contract.json' with { type: 'json' };
-import c53 from './contracts/transpose.contract.json' with { type: 'json' };
+import c27 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
+import c28 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
+import c29 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
+import c30 from './contracts/moe.contract.json' with { type: 'json' };
+import c31 from './contracts/moe_offsets.contract.json' with { type: 'json' };
+import c32 from './contracts/relu.contract.json' with { type: 'json' };
+import c33 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c34 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c35 from './contracts/residual.contract.json' with { type: 'json' };
+import c36 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c37 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c38 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c39 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c40 from './contracts/rope.contract.json' with { type: 'json' };
+import c41 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c42 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c43 from './contracts/rope_qk.contract.json' with { type: 'json' };
+import c44 from './contracts/sample.contract.json' with { type: 'json' };
+import c45 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c46 from './contracts/scale.contract.json' with { type: 'json' };
+import c47 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c48 from './contracts/scatter_add.contract.json' with { type: 'json' };
+import c49 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
+import c50 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c51 from './contracts/softmax.contract.json' with { type: 'json' };
+import c52 from './contracts/split_qg.contract.json' with { type: 'json' };
+import c53 from './contracts/split_qkv.contract.json' with { type: 'json' };
+import c54 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c55 from './contracts/topk.contract.json' with { type: 'json' };
+import c56 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -84,31 +87,34 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "linear": c24,
   "linear_f16": c25,
   "linear_fused": c26,
-  "moe": c27,
-  "moe_offsets": c28,
-  "relu": c29,
-  "rep_penalty": c30,
-  "rep_penalty_rows": c31,
-  "residual": c32,
-  "residual_rmsnorm": c33,
-  "rmsnorm": c34,
-  "rmsnorm_qk": c35,
-  "rmsnorm_rows": c36,
-  "rope": c37,
-  "rope_kernel": c38,
-  "rope_kv": c39,
-  "rope_qk": c40,
-  "sample": c41,
-  "sample_f16": c42,
-  "scale": c43,
-  "scale_inplace": c44,
-  "scatter_add": c45,
-  "scatter_add_accumulate": c46,
-  "sink_scale": c47,
-  "softmax": c48,
-  "split_qg": c49,
-  "split_qkv": c50,
-  "take_rows": c51,
-  "topk": c52,
-  "transpose": c53,
+  "lm_head_argmax": c27,
+  "lm_head_argmax_phase1": c28,
+  "lm_head_argmax_phase2": c29,
+  "moe": c30,
+  "moe_offsets": c31,
+  "relu": c32,
+  "rep_penalty": c33,
+  "rep_penalty_rows": c34,
+  "residual": c35,
+  "residual_rmsnorm": c36,
+  "rmsnorm": c37,
+  "rmsnorm_qk": c38,
+  "rmsnorm_rows": c39,
+  "rope": c40,
+  "rope_kernel": c41,
+  "rope_kv": c42,
+  "rope_qk": c43,
+  "sample": c44,
+  "sample_f16": c45,
+  "scale": c46,
+  "scale_inplace": c47,
+  "scatter_add": c48,
+  "scatter_add_accumulate": c49,
+  "sink_scale": c50,
+  "softmax": c51,
+  "split_qg": c52,
+  "split_qkv": c53,
+  "take_rows": c54,
+  "topk": c55,
+  "transpose": c56,
 };

@@ -143,3 +143,60 @@ export function topkRef(input: ArrayLike<number>, rows: number, size: number, k:
   }
   return { values, indices };
 }
+
+export interface LmHeadArgmaxUniforms {
+  vocab_size: number;
+  hidden_size: number;
+  transpose_b: number;
+  pad_token_id: number;
+  logit_softcap: number;
+  output_index: number;
+  num_groups: number;
+}
+
+/** The f32 value lm_head_argmax writes for a group without a valid column. */
+export const LM_HEAD_NEG = Math.fround(-3.402823e38);
+
+/**
+ * lm_head_argmax phase1: logit(c) = softcap(sum_k hidden[k] * W(c, k)) for c < vocab, c != pad_token_id (softcap(x) =
+ * s * tanh(x / s) when s = logit_softcap > 0); group g holds columns 64g .. 64g + 63 and gets its best logit and
+ * column (larger first, ties to the lower column; LM_HEAD_NEG and the group's first column when none is valid).
+ * `logits` are the plain products sum_k hidden[k] * W(c, k) for every c < vocab.
+ */
+export function lmHeadArgmaxPhase1Ref(logits: ArrayLike<number>, u: LmHeadArgmaxUniforms): { temp_logits: Float64Array; temp_indices: Uint32Array } {
+  const G = u.num_groups;
+  const tl = new Float64Array(G);
+  const ti = new Uint32Array(G);
+  for (let g = 0; g < G; g++) {
+    let bv = LM_HEAD_NEG;
+    let bi = g * 64;
+    for (let c = g * 64; c < g * 64 + 64; c++) {
+      if (c >= u.vocab_size || c === u.pad_token_id) continue;
+      const x = u.logit_softcap > 0 ? u.logit_softcap * Math.tanh(logits[c]! / u.logit_softcap) : logits[c]!;
+      if (x > bv || (x === bv && c < bi)) {
+        bv = x;
+        bi = c;
+      }
+    }
+    tl[g] = bv;
+    ti[g] = bi;
+  }
+  return { temp_logits: tl, temp_indices: ti };
+}
+
+/** lm_head_argmax phase2: output[output_index] = the column of the best (logit, column) pair of the num_groups entries. */
+export function lmHeadArgmaxPhase2Ref(tempLogits: ArrayLike<number>, tempIndices: ArrayLike<number>, previous: ArrayLike<number>, u: LmHeadArgmaxUniforms): Float64Array {
+  let bv = -Infinity;
+  let bi = -1;
+  for (let g = 0; g < u.num_groups; g++) {
+    const v = tempLogits[g]!;
+    const c = tempIndices[g]!;
+    if (bi < 0 || v > bv || (v === bv && c < bi)) {
+      bv = v;
+      bi = c;
+    }
+  }
+  const out = Float64Array.from(previous);
+  out[u.output_index] = bi;
+  return out;
+}

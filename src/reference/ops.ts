@@ -19,9 +19,9 @@ import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 import { bf16WidenRef, clampRef, reluRef, ropeQkRef, splitQgRef, splitQkvRef, transposeRef, type RopeQkUniforms, type SplitQkvUniforms } from './tensor-ops.ts';
-import { gatherSplitRef, moeOffsetsRef, scatterAddRef, topkRef, widen, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms, type TopkMode } from './moe-combine.ts';
+import { gatherSplitRef, lmHeadArgmaxPhase1Ref, lmHeadArgmaxPhase2Ref, moeOffsetsRef, scatterAddRef, topkRef, widen, type LmHeadArgmaxUniforms, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms, type TopkMode } from './moe-combine.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk', 'lm_head_argmax'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -178,5 +178,34 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
     const size = u.size!;
     const { values, indices } = topkRef(x, Math.floor(x.length / size), size, u.k!, mode);
     return { values, indices };
+  },
+  // phase1: hidden f32, weights Q4_K blocks (the _q4k kernels) or f16 words ([vocab, hidden], or [hidden, vocab] when
+  // transpose_b = 0); phase2: temp_logits / temp_indices -> output[output_index]
+  lm_head_argmax: (t, u, entryPoint, variant) => {
+    const lu = u as unknown as LmHeadArgmaxUniforms;
+    if (entryPoint === 'phase2') {
+      const tl = f32('lm_head_argmax', t, 'temp_logits');
+      const ti = need('lm_head_argmax', t, 'temp_indices');
+      // the temp buffers are read-write bindings phase2 only reads: expected unchanged
+      return { output: lmHeadArgmaxPhase2Ref(tl, ti, need('lm_head_argmax', t, 'output'), lu), temp_logits: tl, temp_indices: ti };
+    }
+    if (entryPoint !== 'phase1') throw new UnsupportedEntryPointError('lm_head_argmax', entryPoint);
+    const hidden = f32('lm_head_argmax', t, 'hidden');
+    const w = need<Uint32Array>('lm_head_argmax', t, 'weights');
+    const V = lu.vocab_size;
+    const H = lu.hidden_size;
+    let logits: ArrayLike<number>;
+    if (variant?.includes('q4k')) logits = matmulAnyReference(hidden, w, { M: 1, N: V, K: H, alpha: 1 } as MatmulUniforms);
+    else {
+      const wf = widen(w);
+      const l = new Float64Array(V);
+      for (let c = 0; c < V; c++) {
+        let s = 0;
+        for (let k = 0; k < H; k++) s += hidden[k]! * wf[lu.transpose_b ? c * H + k : k * V + c]!;
+        l[c] = s;
+      }
+      logits = l;
+    }
+    return lmHeadArgmaxPhase1Ref(logits, lu);
   },
 };

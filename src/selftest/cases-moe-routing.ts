@@ -7,6 +7,7 @@
 import type { KernelVariant } from '../registry/types.ts';
 import type { OpCase, OpCases } from './cases.ts';
 import { packF16 } from './cases-f16.ts';
+import { randomQ4KBlocks } from './cases-matmul-quant.ts';
 import type { Rng } from './rng.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -273,4 +274,78 @@ export const TOPK_CASES: OpCases = {
     ] as TopkKind[]
   // f16 inputs hold an even number of elements (the reference infers rows from the packed words)
   ).flatMap((kind) => TOPK_SHAPES.map(([rows, size, k]) => topkCase(kind.f16 && (rows * size) % 2 ? rows + 1 : rows, size, k, kind))),
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// lm_head_argmax (phase1 through lm_head_argmax_phase1, phase2 through lm_head_argmax_phase2)
+
+const Q4K_BLOCK_BYTES = 144;
+
+interface LmHeadOpts {
+  pad?: number;
+  softcap?: number;
+  transpose_b?: 0 | 1;
+}
+
+/** Phase 1: hidden [H], weights [V, H] (or [H, V]) with some rows duplicated (equal logits: ties to the lower column). */
+function lmHeadPhase1Case(format: 'float16' | 'q4_k', V: number, H: number, o: LmHeadOpts = {}): OpCase {
+  const tb = o.transpose_b ?? 1;
+  return {
+    name: `phase1 ${format} V${V} H${H}${o.pad !== undefined ? ` pad${o.pad}` : ''}${o.softcap ? ` softcap${o.softcap}` : ''}${tb === 0 ? ' transposed' : ''}`,
+    shapes: { hidden: [H], weights: tb ? [V, H] : [H, V] },
+    dtypes: { weights: format },
+    attributes: { transpose_b: tb, ...(o.pad !== undefined ? { pad_token_id: o.pad } : {}), ...(o.softcap ? { logit_softcap: o.softcap } : {}) },
+    contracts: ['lm_head_argmax_phase1'],
+    inputs: (r) => {
+      const hidden = r.normals(H);
+      // duplicated rows: c + 1 copies row c for every 7th c (tb = 1: rows are contiguous)
+      const dupes = Array.from({ length: V - 1 }, (_, c) => c).filter((c) => c % 7 === 3);
+      if (format === 'q4_k') {
+        const rowBytes = (H / 256) * Q4K_BLOCK_BYTES;
+        const b = randomQ4KBlocks(r, (V * H) / 256);
+        for (const c of dupes) b.copyWithin((c + 1) * rowBytes, c * rowBytes, (c + 1) * rowBytes);
+        return { hidden, weights: new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4) };
+      }
+      const w = r.normals(V * H, 0.5);
+      for (const c of dupes) for (let k = 0; k < H; k++) w[tb ? (c + 1) * H + k : k * V + c + 1] = w[tb ? c * H + k : k * V + c]!;
+      return { hidden, weights: packF16(w) };
+    },
+    only: (v) => v.entryPoint === 'phase1' && v.id.includes('q4k') === (format === 'q4_k'),
+  };
+}
+
+/** Phase 2: G (logit, column) entries with repeated logits, tokens [n] in place. */
+function lmHeadPhase2Case(format: 'f16' | 'q4_k', G: number, n: number, outputIndex: number): OpCase {
+  return {
+    name: `phase2 ${format} groups${G} tokens${n} at${outputIndex}`,
+    shapes: { temp_logits: [G], temp_indices: [G], tokens: [n] },
+    attributes: { output_index: outputIndex, weight_format: format },
+    contracts: ['lm_head_argmax_phase2'],
+    inputs: (r) => {
+      const temp_logits = Float32Array.from({ length: G }, () => Math.round(r.normal() * 4) / 2);
+      const temp_indices = Uint32Array.from({ length: G }, (_, g) => 64 * g + r.int(64));
+      return { temp_logits, temp_indices, tokens: r.ints(n, 1 << 20) };
+    },
+    only: (v) => v.entryPoint === 'phase2' && v.id.includes('q4k') === (format === 'q4_k'),
+  };
+}
+
+export const LM_HEAD_ARGMAX_CASES: OpCases = {
+  contracts: ['lm_head_argmax_phase1', 'lm_head_argmax_phase2'],
+  written: ['temp_logits', 'temp_indices', 'output'],
+  notCovered: () => undefined,
+  cases: [
+    lmHeadPhase1Case('float16', 1, 1),
+    lmHeadPhase1Case('float16', 100, 64, { pad: 5 }),
+    lmHeadPhase1Case('float16', 1000, 128, { softcap: 30 }),
+    lmHeadPhase1Case('float16', 300, 17, { transpose_b: 0, pad: 64 }),
+    lmHeadPhase1Case('float16', 4100, 48, { pad: 4099 }),
+    lmHeadPhase1Case('float16', 64, 300),
+    lmHeadPhase1Case('q4_k', 10, 256),
+    lmHeadPhase1Case('q4_k', 200, 512, { pad: 7 }),
+    lmHeadPhase1Case('q4_k', 1000, 256, { softcap: 30 }),
+    lmHeadPhase1Case('q4_k', 65, 256, { pad: 64 }),
+    lmHeadPhase1Case('q4_k', 3000, 256),
+    ...(['f16', 'q4_k'] as const).flatMap((f) => [lmHeadPhase2Case(f, 1, 1, 0), lmHeadPhase2Case(f, 5, 8, 3), lmHeadPhase2Case(f, 300, 4, 1), lmHeadPhase2Case(f, 1000, 16, 15), lmHeadPhase2Case(f, 2049, 2, 1)]),
+  ],
 };

@@ -16,7 +16,7 @@ import { GATHER_CASES } from './cases-gather.ts';
 import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
 import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
 import { RESIDUAL_CASES, withF16Twins } from './cases-f16.ts';
-import { GATHER_SPLIT4_CASES, GATHER_SPLIT8_CASES, MOE_OFFSETS_CASES, SCATTER_ADD_CASES, TOPK_CASES } from './cases-moe-routing.ts';
+import { GATHER_SPLIT4_CASES, GATHER_SPLIT8_CASES, MOE_OFFSETS_CASES, SCATTER_ADD_CASES, TOPK_CASES, LM_HEAD_ARGMAX_CASES } from './cases-moe-routing.ts';
 
 const isF16 = (v: KernelVariant) => v.requires.includes('shader-f16');
 /** gated-activation cases with separate gate and up (glu.contract.json, which has the f16 kernels) */
@@ -311,4 +311,5 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   gather_split4: GATHER_SPLIT4_CASES,
   gather_split8: GATHER_SPLIT8_CASES,
   topk: TOPK_CASES,
+  lm_head_argmax: LM_HEAD_ARGMAX_CASES,
 };
