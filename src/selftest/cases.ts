@@ -16,6 +16,7 @@ import { GATHER_CASES } from './cases-gather.ts';
 import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM_QK_CASES, SCALE_CASES, withExtraCases } from './cases-small.ts';
 import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
 import { RESIDUAL_CASES, withF16Twins } from './cases-f16.ts';
+import { BF16_TO_F16_CASES, BF16_TO_F32_CASES, CLAMP_CASES, contiguousBiasAdd, f16Twins, RELU_CASES, ROPE_QK_CASES, SPLIT_QG_CASES, SPLIT_QKV_CASES, TRANSPOSE_CASES, withTunables } from './cases-elementwise.ts';
 import { GATHER_SPLIT4_CASES, GATHER_SPLIT8_CASES, MOE_OFFSETS_CASES, SCATTER_ADD_CASES, TOPK_CASES, LM_HEAD_ARGMAX_CASES } from './cases-moe-routing.ts';
 
 const isF16 = (v: KernelVariant) => v.requires.includes('shader-f16');
@@ -174,9 +175,9 @@ function ropeCase(seq: number, heads: number, headDim: number, o: RopeOpts = {})
   const { rotary_dim: _r, ...attributes } = o;
   return {
     name: `S${seq} heads${heads} D${headDim}${extras(o)}`,
-    // rope.qk rotates a fused [tokens, 2 * heads, head_dim] buffer (Q heads then K heads); the others see
+    // rope.qk (and rope.qk_f16) rotates a fused [tokens, 2 * heads, head_dim] buffer (Q heads then K heads); the others see
     // [tokens, heads, head_dim] at the start of the same buffer and must leave the rest untouched.
-    shapes: (v) => ({ x: [seq, v.id === 'rope.qk' ? 2 * heads : heads, headDim], cos: [positions, half], sin: [positions, half] }),
+    shapes: (v) => ({ x: [seq, v.entryPoint === 'rope_qk' ? 2 * heads : heads, headDim], cos: [positions, half], sin: [positions, half] }),
     attributes,
     contracts: ['rope', 'rope_kernel'],
     // Tables hold HF default/linear angles for positions 0 .. start_pos + seq_len - 1.
@@ -215,7 +216,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   gather: GATHER_CASES,
   // f32, vec4, f16 and vec4 f16: src/selftest/cases-f16.ts
   residual: RESIDUAL_CASES,
-  rmsnorm: {
+  rmsnorm: f16Twins({
     contracts: ['rmsnorm', 'rmsnorm_rows'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'weight', 'output', 'residual']),
@@ -231,8 +232,8 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       // more rows than one dispatch dimension holds: 2D row index (on CPU, tests cover it with a small x cap)
       { ...rmsnormCase(8, MAX_WG + 4465), heavy: true },
     ],
-  },
-  layernorm: {
+  }, ['x', 'residual']),
+  layernorm: f16Twins({
     contracts: ['layernorm'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'weight', 'bias', 'output']),
@@ -246,8 +247,8 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       layernormCase(4096, 3),
       { ...layernormCase(8, MAX_WG + 4465), heavy: true },
     ],
-  },
-  softmax: {
+  }, ['x']),
+  softmax: withTunables({
     contracts: ['softmax'],
     written: ['output'],
     notCovered: f32Only(['uniforms', 'input', 'output']),
@@ -262,7 +263,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       softmaxCase(32000, 2),
       { ...softmaxCase(8, MAX_WG + 4465), heavy: true },
     ],
-  },
+  }, { subgroup: true }),
   // + silu.default_f16: the separate-gate cases in f16 (src/selftest/cases-f16.ts)
   silu: withF16Twins({
     contracts: ['glu', 'glu_fused'],
@@ -278,7 +279,7 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       gluCase('silu', 300, 64, true),
     ],
   }, isF16, ['gate', 'up'], separateGlu),
-  rope: {
+  rope: f16Twins({
     contracts: ['rope', 'rope_kernel'],
     written: ['input'],
     notCovered: f32Only(['uniforms', 'input', 'freqs_cos', 'freqs_sin']),
@@ -295,16 +296,25 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
       { ...ropeCase(100, 4, 32, { start_pos: 900, rope_base: 1e6, rope_scale: 2 }), only: (v) => v.entryPoint === 'main' },
       ropeCase(3, 2, 96, { start_pos: 11, rope_base: 500000, rope_scale: 8, rotary_dim: 64 }),
     ],
-  },
+  }, ['x']),
   attention: ATTENTION_CASES,
-  scale: SCALE_CASES,
-  bias_add: BIAS_ADD_CASES,
+  scale: f16Twins(SCALE_CASES, ['x']),
+  bias_add: f16Twins(BIAS_ADD_CASES, ['data', 'bias'], contiguousBiasAdd),
   gelu: withF16Twins(GELU_CASES, isF16, ['gate', 'up'], separateGlu),
-  rmsnorm_qk: RMSNORM_QK_CASES,
+  rmsnorm_qk: f16Twins(RMSNORM_QK_CASES, ['q', 'k']),
   cast: CAST_CASES,
   dequant: DEQUANT_CASES,
   rep_penalty: REP_PENALTY_CASES,
   fused_ffn: FUSED_FFN_CASES,
+  // relu, clamp, transpose, bf16 widening, split_qkv / split_qg and rope_qk (+ f16 twins): src/selftest/cases-elementwise.ts
+  relu: RELU_CASES,
+  clamp: CLAMP_CASES,
+  transpose: TRANSPOSE_CASES,
+  bf16_to_f32: BF16_TO_F32_CASES,
+  bf16_to_f16: BF16_TO_F16_CASES,
+  split_qkv: SPLIT_QKV_CASES,
+  split_qg: SPLIT_QG_CASES,
+  rope_qk: ROPE_QK_CASES,
   // MoE combine / routing offsets and row-split embedding lookups: src/selftest/cases-moe-routing.ts
   scatter_add: SCATTER_ADD_CASES,
   moe_offsets: MOE_OFFSETS_CASES,
