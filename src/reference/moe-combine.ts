@@ -200,3 +200,29 @@ export function lmHeadArgmaxPhase2Ref(tempLogits: ArrayLike<number>, tempIndices
   out[u.output_index] = bi;
   return out;
 }
+
+export interface MoeGatherUniforms {
+  num_tokens: number;
+  hidden_size: number;
+  num_experts: number;
+  top_k: number;
+  max_tokens_per_expert: number;
+}
+
+/**
+ * moe_gather.single_pass: slot i of expert e is the i-th routing slot s = t * top_k + j (token-major order) with
+ * assignments[s] == e; output[e, i, :] = input[t, :] for i < max_tokens_per_expert, 0 for slots the expert lacks.
+ */
+export function moeGatherRef(input: ArrayLike<number>, assignments: ArrayLike<number>, u: MoeGatherUniforms): Float64Array {
+  const { num_tokens: T, hidden_size: H, num_experts: E, top_k: K, max_tokens_per_expert: M } = u;
+  const out = new Float64Array(E * M * H);
+  const filled = new Array<number>(E).fill(0);
+  for (let s = 0; s < T * K; s++) {
+    const e = assignments[s]!;
+    if (e >= E || filled[e]! >= M) continue;
+    const t = Math.floor(s / K);
+    const i = filled[e]!++;
+    for (let h = 0; h < H; h++) out[(e * M + i) * H + h] = input[t * H + h]!;
+  }
+  return out;
+}

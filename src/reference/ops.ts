@@ -19,9 +19,9 @@ import { ropeRef, type RopeMode, type RopeUniforms } from './rope.ts';
 import { siluRef, type SiluUniforms } from './silu.ts';
 import { softmaxRef, type SoftmaxUniforms } from './softmax.ts';
 import { bf16WidenRef, clampRef, reluRef, ropeQkRef, splitQgRef, splitQkvRef, transposeRef, type RopeQkUniforms, type SplitQkvUniforms } from './tensor-ops.ts';
-import { gatherSplitRef, lmHeadArgmaxPhase1Ref, lmHeadArgmaxPhase2Ref, moeOffsetsRef, scatterAddRef, topkRef, widen, type LmHeadArgmaxUniforms, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms, type TopkMode } from './moe-combine.ts';
+import { gatherSplitRef, lmHeadArgmaxPhase1Ref, lmHeadArgmaxPhase2Ref, moeGatherRef, moeOffsetsRef, scatterAddRef, topkRef, widen, type LmHeadArgmaxUniforms, type MoeGatherUniforms, type GatherSplitUniforms, type MoeOffsetsUniforms, type ScatterAddUniforms, type TopkMode } from './moe-combine.ts';
 
-export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk', 'lm_head_argmax'] as const;
+export const REFERENCE_OPS = ['matmul', 'gather', 'residual', 'rmsnorm', 'softmax', 'silu', 'rope', 'attention', 'rep_penalty', 'scale', 'bias_add', 'gelu', 'rmsnorm_qk', 'cast', 'dequant', 'layernorm', 'fused_ffn', 'relu', 'clamp', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg', 'rope_qk', 'scatter_add', 'moe_offsets', 'gather_split4', 'gather_split8', 'topk', 'lm_head_argmax', 'moe_gather'] as const;
 export type ReferenceOp = (typeof REFERENCE_OPS)[number];
 
 export type HostTensor = Float32Array | Uint32Array;
@@ -207,5 +207,10 @@ export const REFERENCE: Record<ReferenceOp, ReferenceFn> = {
       logits = l;
     }
     return lmHeadArgmaxPhase1Ref(logits, lu);
+  },
+  // gather_single_pass only (count_and_map / gather_tokens: src/selftest/not-recoverable.json)
+  moe_gather: (t, u, entryPoint) => {
+    if (entryPoint !== 'gather_single_pass') throw new UnsupportedEntryPointError('moe_gather', entryPoint);
+    return { output: moeGatherRef(f32('moe_gather', t, 'input'), need('moe_gather', t, 'expert_assignments'), u as unknown as MoeGatherUniforms) };
   },
 };

@@ -349,3 +349,29 @@ export const LM_HEAD_ARGMAX_CASES: OpCases = {
     ...(['f16', 'q4_k'] as const).flatMap((f) => [lmHeadPhase2Case(f, 1, 1, 0), lmHeadPhase2Case(f, 5, 8, 3), lmHeadPhase2Case(f, 300, 4, 1), lmHeadPhase2Case(f, 1000, 16, 15), lmHeadPhase2Case(f, 2049, 2, 1)]),
   ],
 };
+
+// ---------------------------------------------------------------------------------------------------------------
+// moe_gather (single_pass; the count / gather pair is not recoverable from the registry)
+
+function moeGatherCase(T: number, H: number, E: number, K: number, M: number, pad = 0): OpCase {
+  return {
+    name: `T${T} H${H} E${E} k${K} max${M}${pad ? ` pad${pad}` : ''}`,
+    shapes: { x: [T, H], assignments: [T, K] },
+    attributes: { num_experts: E, max_tokens_per_expert: M },
+    inputs: (r) => ({ x: r.normals(T * H), assignments: routing(r, T, K, E, pad) }),
+  };
+}
+
+export const MOE_GATHER_CASES: OpCases = {
+  contracts: ['moe_gather'],
+  written: ['output'],
+  notCovered: () => undefined,
+  cases: [
+    moeGatherCase(1, 1, 1, 1, 1),
+    moeGatherCase(4, 8, 4, 2, 4),
+    moeGatherCase(9, 33, 8, 2, 3, 1),
+    moeGatherCase(40, 64, 8, 4, 40),
+    moeGatherCase(300, 16, 4, 2, 290),
+    moeGatherCase(64, 100, 32, 4, 10, 1),
+  ],
+};

@@ -17,7 +17,7 @@ import { BIAS_ADD_CASES, CAST_CASES, DEQUANT_CASES, GELU_CASES, gluCase, RMSNORM
 import { REP_PENALTY_CASES } from './cases-rep-penalty.ts';
 import { RESIDUAL_CASES, withF16Twins } from './cases-f16.ts';
 import { BF16_TO_F16_CASES, BF16_TO_F32_CASES, CLAMP_CASES, contiguousBiasAdd, f16Twins, RELU_CASES, ROPE_QK_CASES, SPLIT_QG_CASES, SPLIT_QKV_CASES, TRANSPOSE_CASES, withTunables } from './cases-elementwise.ts';
-import { GATHER_SPLIT4_CASES, GATHER_SPLIT8_CASES, MOE_OFFSETS_CASES, SCATTER_ADD_CASES, TOPK_CASES, LM_HEAD_ARGMAX_CASES } from './cases-moe-routing.ts';
+import { GATHER_SPLIT4_CASES, GATHER_SPLIT8_CASES, MOE_OFFSETS_CASES, SCATTER_ADD_CASES, TOPK_CASES, LM_HEAD_ARGMAX_CASES, MOE_GATHER_CASES } from './cases-moe-routing.ts';
 
 const isF16 = (v: KernelVariant) => v.requires.includes('shader-f16');
 /** gated-activation cases with separate gate and up (glu.contract.json, which has the f16 kernels) */
@@ -322,4 +322,5 @@ export const OP_CASES: Record<ReferenceOp, OpCases> = {
   gather_split8: GATHER_SPLIT8_CASES,
   topk: TOPK_CASES,
   lm_head_argmax: LM_HEAD_ARGMAX_CASES,
+  moe_gather: MOE_GATHER_CASES,
 };
