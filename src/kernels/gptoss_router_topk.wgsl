@@ -67,10 +67,12 @@ fn before(va: f32, ia: u32, vb: f32, ib: u32) -> bool {
 // Starts with a barrier so it may be called repeatedly; workgroup-uniform control flow only.
 fn reduce_best(li: u32, n: u32, v: f32, i: u32, sl: u32) -> vec2<u32> {
   workgroupBarrier();
-  // the subgroup's best: its max value, then the lowest index holding it
-  let sv = subgroupMax(select(-3.0e38, v, i != NONE));
+  // the subgroup's best: its max value (lanes without a candidate offer -inf), then the lowest index holding it
+  var inf_bits = 0xff800000u;
+  let neg_inf = bitcast<f32>(inf_bits);
+  let sv = subgroupMax(select(neg_inf, v, i != NONE));
   let si = subgroupMin(select(NONE, i, i != NONE && v == sv));
-  red_v[li] = select(-3.0e38, sv, si != NONE);
+  red_v[li] = sv;
   red_i[li] = si;
   for (var s = n / 2u; s > 0u; s = s / 2u) {
     workgroupBarrier();

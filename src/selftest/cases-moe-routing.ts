@@ -241,6 +241,8 @@ function topkCase(rows: number, size: number, k: number, kind: TopkKind): OpCase
       const x = new Float32Array(rows * size);
       for (let i = 0; i < x.length; i++) x[i] = Math.round(r.normal() * 8) / 4;
       if (rows > 2) x.fill(0.5, size, 2 * size); // row 1: all equal, indices 0 .. k - 1
+      // row 2: masked entries (-inf) at every other column from column 1 (ties among them go to the lower column too)
+      if (rows > 3 && size > 1) for (let c = 1; c < size; c += 2) x[2 * size + c] = -Infinity;
       return { x: kind.f16 ? packF16(x) : x };
     },
     only: (v) => {
@@ -258,6 +260,8 @@ const TOPK_SHAPES: [number, number, number][] = [
   [4, 257, 16],
   [64, 60, 6],
   [2, 1000, 32],
+  // k past the finite entries of row 2: masked (-inf) columns are picked, lower column first
+  [5, 6, 5],
 ];
 
 export const TOPK_CASES: OpCases = {
