@@ -11,8 +11,6 @@
  * matmul.q4_fused_widetile, whose WGSL enables no f16 although the registry lists shader-f16, run the harness cases
  * with that requirement dropped.
  */
-import { readFileSync } from 'node:fs';
-import { Template } from '@huggingface/jinja';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveContract, type KernelContract } from '../src/contracts/index.ts';
 import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../src/gpu/buffers.ts';
@@ -29,27 +27,11 @@ import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { runPlan, variantsRunning } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { testDevice } from './helpers/device.ts';
+import { codeOnly, renderTemplate } from './helpers/templates.ts';
 import { registryWithoutF16, registryWithSources } from './helpers/emulate-f16.ts';
 
-const TEMPLATES = new URL('../src/kernels/templates/', import.meta.url);
-const read = (f: string) => readFileSync(new URL(f, TEMPLATES), 'utf8');
-
-/** Render template `algo` for its variants.json entry `out`, with some vars replaced. */
-function render(algo: string, out: string, overrides: Record<string, unknown> = {}): string {
-  const entries = JSON.parse(read(`${algo}.variants.json`)) as { out: string; vars: Record<string, unknown> }[];
-  const e = entries.find((x) => x.out === out);
-  if (!e) throw new Error(`${algo}.variants.json has no entry ${out}`);
-  return new Template(read(`${algo}.wgsl.jinja`)).render({ ...e.vars, ...overrides, out });
-}
-
-/** Code without comments and blank lines. */
-const code = (s: string) =>
-  s
-    .replace(/\/\/.*$/gm, '')
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .filter((l) => l.trim() !== '')
-    .join('\n');
+const render = renderTemplate;
+const code = codeOnly;
 /** The f16 substitutions undone. */
 const asF32 = (s: string) => code(s).replace(/^enable f16;$/m, '').replace(/\bf16\b/g, 'f32').split('\n').filter((l) => l.trim() !== '').join('\n');
 

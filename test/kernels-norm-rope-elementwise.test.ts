@@ -13,7 +13,6 @@
  *     SwiftShader or H200 profiles (model selection unchanged).
  */
 import { readFileSync } from 'node:fs';
-import { Template } from '@huggingface/jinja';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
@@ -28,6 +27,7 @@ import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { opContract, planForKernel } from '../src/selftest/launch.ts';
 import notRecoverable from '../src/selftest/not-recoverable.json' with { type: 'json' };
 import { testDevice } from './helpers/device.ts';
+import { codeOnly, renderTemplate } from './helpers/templates.ts';
 import { registryWithoutF16 } from './helpers/emulate-f16.ts';
 
 const OPS: ReferenceOp[] = ['rmsnorm', 'layernorm', 'rmsnorm_qk', 'rope', 'rope_qk', 'scale', 'relu', 'bias_add', 'clamp', 'softmax', 'transpose', 'bf16_to_f32', 'bf16_to_f16', 'split_qkv', 'split_qg'];
@@ -55,23 +55,9 @@ const F16: Record<string, [string, string, string]> = {
 const NEW_F32 = ['rope_qk.default', 'relu.default', 'clamp.default', 'softmax.subgroup', 'softmax.small_subgroup', 'transpose.default', 'bf16_to_f32.default', 'split_qkv.default', 'split_qg.default'];
 const NEW = new Set([...NEW_F32, ...Object.keys(F16)]);
 
-const TEMPLATES = new URL('../src/kernels/templates/', import.meta.url);
-const read = (f: string) => readFileSync(new URL(f, TEMPLATES), 'utf8');
-function render(algo: string, out: string, overrides: Record<string, unknown> = {}): string {
-  const entries = JSON.parse(read(`${algo}.variants.json`)) as { out: string; vars: Record<string, unknown> }[];
-  const e = entries.find((x) => x.out === out);
-  if (!e) throw new Error(`${algo}.variants.json has no entry ${out}`);
-  return new Template(read(`${algo}.wgsl.jinja`)).render({ ...e.vars, ...overrides, out });
-}
+const render = renderTemplate;
 const wgslFile = (id: string) => readFileSync(new URL(`../src/kernels/${reg.variant(id).wgsl}`, import.meta.url), 'utf8');
-/** Code without comments and blank lines. */
-const code = (s: string) =>
-  s
-    .replace(/\/\/.*$/gm, '')
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .filter((l) => l.trim() !== '')
-    .join('\n');
+const code = codeOnly;
 /** The f16 substitutions undone: `enable f16;` dropped, the type f16 read as f32 (identifiers such as rmsnorm_small_f16 stay). */
 const asF32 = (s: string) => s.replace(/^enable f16;$/m, '').replace(/\bf16\b/g, 'f32');
 

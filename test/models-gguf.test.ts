@@ -13,38 +13,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel } from '../src/models/load.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { testDevice } from './helpers/device.ts';
-
-const HF_TO_GGUF: [RegExp, string][] = [
-  [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
-  [/^model\.norm\.weight$/, 'output_norm.weight'],
-  [/^lm_head\.weight$/, 'output.weight'],
-  [/^model\.layers\.(\d+)\.input_layernorm\.weight$/, 'blk.$1.attn_norm.weight'],
-  [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/, 'blk.$1.attn_q.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.k_proj\.weight$/, 'blk.$1.attn_k.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.v_proj\.weight$/, 'blk.$1.attn_v.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.q_norm\.weight$/, 'blk.$1.attn_q_norm.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.k_norm\.weight$/, 'blk.$1.attn_k_norm.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.gate_proj\.weight$/, 'blk.$1.ffn_gate.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.up_proj\.weight$/, 'blk.$1.ffn_up.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.down_proj\.weight$/, 'blk.$1.ffn_down.weight'],
-];
-const ggufName = (hf: string) => {
-  for (const [re, to] of HF_TO_GGUF) if (re.test(hf)) return hf.replace(re, to);
-  throw new Error(`no GGUF name for ${hf}`);
-};
-
-/** llama.cpp's LLaMA conversion: within each head, row (j * D/2 + i) moves to (i * 2 + j). */
-function permuteRows(w: Float32Array, heads: number, cols: number): Float32Array {
-  const rows = w.length / cols;
-  const D = rows / heads;
-  const out = new Float32Array(w.length);
-  for (let h = 0; h < heads; h++)
-    for (let j = 0; j < 2; j++)
-      for (let i = 0; i < D / 2; i++) out.set(w.subarray((h * D + j * (D / 2) + i) * cols, (h * D + j * (D / 2) + i + 1) * cols), (h * D + i * 2 + j) * cols);
-  return out;
-}
+import { ggufName, permuteRows } from './helpers/default-gguf.ts';
 
 async function writeGgufFrom(dir: string, arch: string, opts: { quantLinear?: boolean; permute?: boolean }): Promise<string> {
   const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));

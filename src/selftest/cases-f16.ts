@@ -49,6 +49,7 @@ export function withF16Twins(base: OpCases, isF16: (v: KernelVariant) => boolean
 // ---------------------------------------------------------------------------------------------------------------
 const MAX_WG = 65535;
 
+/** a + scale * b over `size` elements. */
 function residualCase(size: number, scale = 1): OpCase {
   return {
     name: `n${size}${scale !== 1 ? ` s${scale}` : ''}`,

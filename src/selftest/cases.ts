@@ -95,14 +95,6 @@ function matmulCase(M: number, N: number, K: number, alpha = 1): OpCase {
   };
 }
 
-function residualCase(size: number, scale = 1): OpCase {
-  return {
-    name: `n${size}${scale !== 1 ? ` s${scale}` : ''}`,
-    shapes: { a: [size], b: [size] },
-    attributes: { scale },
-    inputs: (r) => ({ a: r.floats(size), b: r.floats(size) }),
-  };
-}
 
 interface RmsOpts {
   eps?: number;

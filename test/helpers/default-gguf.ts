@@ -7,42 +7,49 @@ import { tokenizerJsonToGgufMetadata } from '../../src/tokenizer/index.ts';
 
 const DIR = new URL('../../models/default/', import.meta.url).pathname;
 
+/** HF tensor names to llama.cpp's (dense Llama / Qwen layers). */
+export const HF_TO_GGUF: [RegExp, string][] = [
+  [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
+  [/^model\.norm\.weight$/, 'output_norm.weight'],
+  [/^lm_head\.weight$/, 'output.weight'],
+  [/^model\.layers\.(\d+)\.input_layernorm\.weight$/, 'blk.$1.attn_norm.weight'],
+  [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/, 'blk.$1.attn_q.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.k_proj\.weight$/, 'blk.$1.attn_k.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.v_proj\.weight$/, 'blk.$1.attn_v.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.q_norm\.weight$/, 'blk.$1.attn_q_norm.weight'],
+  [/^model\.layers\.(\d+)\.self_attn\.k_norm\.weight$/, 'blk.$1.attn_k_norm.weight'],
+  [/^model\.layers\.(\d+)\.mlp\.gate_proj\.weight$/, 'blk.$1.ffn_gate.weight'],
+  [/^model\.layers\.(\d+)\.mlp\.up_proj\.weight$/, 'blk.$1.ffn_up.weight'],
+  [/^model\.layers\.(\d+)\.mlp\.down_proj\.weight$/, 'blk.$1.ffn_down.weight'],
+];
+
+export const ggufName = (hf: string): string => {
+  for (const [re, to] of HF_TO_GGUF) if (re.test(hf)) return hf.replace(re, to);
+  throw new Error(`no GGUF name for ${hf}`);
+};
+
+/** llama.cpp's LLaMA conversion: within each head, row (j * D/2 + i) moves to (i * 2 + j). */
+export function permuteRows(w: Float32Array, heads: number, cols: number): Float32Array {
+  const D = w.length / cols / heads;
+  const out = new Float32Array(w.length);
+  for (let h = 0; h < heads; h++)
+    for (let j = 0; j < 2; j++)
+      for (let i = 0; i < D / 2; i++) out.set(w.subarray((h * D + j * (D / 2) + i) * cols, (h * D + j * (D / 2) + i + 1) * cols), (h * D + i * 2 + j) * cols);
+  return out;
+}
+
 /** models/default as a GGUF in a new temporary folder (llama.cpp's names and metadata, q/k rows permuted as its converter does). */
 export async function writeDefaultGguf(): Promise<string> {
   const cfg = JSON.parse(readFileSync(join(DIR, 'config.json'), 'utf8'));
-  const names: [RegExp, string][] = [
-    [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
-    [/^model\.norm\.weight$/, 'output_norm.weight'],
-    [/^lm_head\.weight$/, 'output.weight'],
-    [/^model\.layers\.(\d+)\.input_layernorm\.weight$/, 'blk.$1.attn_norm.weight'],
-    [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
-    [/^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/, 'blk.$1.attn_q.weight'],
-    [/^model\.layers\.(\d+)\.self_attn\.k_proj\.weight$/, 'blk.$1.attn_k.weight'],
-    [/^model\.layers\.(\d+)\.self_attn\.v_proj\.weight$/, 'blk.$1.attn_v.weight'],
-    [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
-    [/^model\.layers\.(\d+)\.mlp\.gate_proj\.weight$/, 'blk.$1.ffn_gate.weight'],
-    [/^model\.layers\.(\d+)\.mlp\.up_proj\.weight$/, 'blk.$1.ffn_up.weight'],
-    [/^model\.layers\.(\d+)\.mlp\.down_proj\.weight$/, 'blk.$1.ffn_down.weight'],
-  ];
-  const ggufName = (hf: string) => {
-    for (const [re, to] of names) if (re.test(hf)) return hf.replace(re, to);
-    throw new Error(`no GGUF name for ${hf}`);
-  };
-  const permute = (w: Float32Array, heads: number, cols: number) => {
-    const D = w.length / cols / heads;
-    const out = new Float32Array(w.length);
-    for (let h = 0; h < heads; h++)
-      for (let j = 0; j < 2; j++)
-        for (let i = 0; i < D / 2; i++) out.set(w.subarray((h * D + j * (D / 2) + i) * cols, (h * D + j * (D / 2) + i + 1) * cols), (h * D + i * 2 + j) * cols);
-    return out;
-  };
   const ck = await openCheckpoint(DIR);
   const tensors: GgufTensorToWrite[] = [];
   for (const t of ck.tensors) {
     let x = await ck.toFloat32(t.name);
     const cols = t.shape[t.shape.length - 1]!;
-    if (/q_proj\.weight$/.test(t.name)) x = permute(x, cfg.num_attention_heads, cols);
-    if (/k_proj\.weight$/.test(t.name)) x = permute(x, cfg.num_key_value_heads, cols);
+    if (/q_proj\.weight$/.test(t.name)) x = permuteRows(x, cfg.num_attention_heads, cols);
+    if (/k_proj\.weight$/.test(t.name)) x = permuteRows(x, cfg.num_key_value_heads, cols);
     tensors.push({ name: ggufName(t.name), type: GgmlType.F32, shape: [...t.shape], data: new Uint8Array(x.buffer) });
   }
   const tok = tokenizerJsonToGgufMetadata(JSON.parse(readFileSync(join(DIR, 'tokenizer.json'), 'utf8')), JSON.parse(readFileSync(join(DIR, 'tokenizer_config.json'), 'utf8')));
