@@ -37,6 +37,7 @@ const F16OUT_KERNELS: Readonly<Record<string, 'float16' | 'float32'>> = {
   'matmul.q4_fused_batched_f16': 'float32',
   'matmul.q4_fused_batched_f16a': 'float16',
   'matmul.q4_fused_widetile_f16a': 'float16',
+  'matmul.q4_fused_widetile_f16': 'float32',
 };
 const isQ4 = (v: KernelVariant) => v.weightDtype === 'q4k' && Q4_KERNELS.includes(v.id);
 const isF16W = (v: KernelVariant) => v.weightDtype === 'f16' && F16W_KERNELS.includes(v.id);

@@ -132,8 +132,10 @@ export async function variantBlocker(dev: TesseraDevice, op: ReferenceOp, v: Ker
   const spec = OP_CASES[op];
   const nc = spec.notCovered(v);
   if (nc) return { status: 'no-cases', reason: nc };
-  if (!spec.contracts.some((name) => variantsRunning(opContract(name), v.id).length)) {
-    return { status: 'fail', reason: `no single-pass variant of ${spec.contracts.map((c) => `${c}.contract.json`).join(', ')} names registry kernel ${v.id}` };
+  // the operation's contracts and those its cases name for this variant (linear_f16 for the f16-output matmuls)
+  const contracts = [...new Set([...spec.contracts, ...spec.cases.filter((c) => !c.only || c.only(v)).flatMap((c) => c.contracts ?? [])])];
+  if (!contracts.some((name) => variantsRunning(opContract(name), v.id).length)) {
+    return { status: 'fail', reason: `no single-pass variant of ${contracts.map((c) => `${c}.contract.json`).join(', ')} names registry kernel ${v.id}` };
   }
   return undefined;
 }

@@ -53,7 +53,9 @@ function matcher(filter: SelfTestOptions['filter']): HarnessOptions['filter'] {
 }
 
 export function isSoftwareAdapter(dev: TesseraDevice): boolean {
-  return /swiftshader/i.test(`${dev.caps.adapterInfo.architecture} ${dev.caps.adapterInfo.description}`);
+  // SwiftShader, and Mesa's lavapipe (llvmpipe: architecture "software"), which gives CPU machines shader-f16
+  const a = dev.caps.adapterInfo;
+  return /swiftshader|llvmpipe/i.test(`${a.architecture} ${a.description} ${a.device}`) || a.architecture === 'software';
 }
 
 /** The harness reports behind the rows (the support table is built from them too). */
