@@ -11,6 +11,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel, type LoadedModel } from '../src/models/load.ts';
 import { embed, encodePair, loadEmbeddingModel, rerank, type EmbeddingModel } from '../src/runtime/embed.ts';
 import { embedWithDecoder } from '../src/runtime/embed-decoder.ts';
+import { cosine } from '../src/web/search.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
 
@@ -24,18 +25,6 @@ function golden<T>(name: string): T | undefined {
     return undefined;
   }
   return JSON.parse(readFileSync(file, 'utf8')) as T;
-}
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < b.length; i++) {
-    ab += a[i]! * b[i]!;
-    aa += a[i]! * a[i]!;
-    bb += b[i]! * b[i]!;
-  }
-  return ab / Math.sqrt(aa * bb);
 }
 
 interface EncoderGolden {

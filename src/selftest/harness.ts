@@ -132,8 +132,8 @@ export async function variantBlocker(dev: TesseraDevice, op: ReferenceOp, v: Ker
   const spec = OP_CASES[op];
   const nc = spec.notCovered(v);
   if (nc) return { status: 'no-cases', reason: nc };
-  // the operation's contracts and those its cases name for this variant (linear_f16 for the f16-output matmuls)
-  const contracts = [...new Set([...spec.contracts, ...spec.cases.filter((c) => !c.only || c.only(v)).flatMap((c) => c.contracts ?? [])])];
+  // the contracts this variant's cases run through (as runOp plans them: a case's own list, else the operation's)
+  const contracts = [...new Set([...spec.contracts, ...spec.cases.filter((c) => !c.only || c.only(v)).flatMap((c) => c.contracts ?? spec.contracts)])];
   if (!contracts.some((name) => variantsRunning(opContract(name), v.id).length)) {
     return { status: 'fail', reason: `no single-pass variant of ${contracts.map((c) => `${c}.contract.json`).join(', ')} names registry kernel ${v.id}` };
   }
