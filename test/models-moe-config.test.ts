@@ -1,6 +1,7 @@
 /** gpt-oss and Qwen3-MoE configs (transformers 5 form) and the tensors they imply; errors name the file and field. */
 import { describe, expect, it } from 'vitest';
 import { decoderConfigFromHF } from '../src/models/config.ts';
+import { hfConfigFromGguf } from '../src/models/gguf-map.ts';
 import { ropeAttentionScale, ropeInvFreq } from '../src/models/rope.ts';
 import { checkWeights, weightSpecs } from '../src/models/weights.ts';
 import type { ModelSource } from '../src/models/source.ts';
@@ -99,6 +100,35 @@ describe('Qwen3MoeForCausalLM config', () => {
     expect(bad({ norm_topk_prob: 1 })).toThrow(`${f}: norm_topk_prob: must be true or false, got 1`);
     expect(bad({ moe_intermediate_size: 'big' })).toThrow(`${f}: moe_intermediate_size: must be an integer`);
     expect(bad({ use_sliding_window: true })).toThrow(`${f}: use_sliding_window: true is not supported`);
+    expect(bad({ num_experts: 8, num_local_experts: 16 })).toThrow(`${f}: num_local_experts: 16 disagrees with num_experts 8`);
+  });
+
+  it('reads the expert count under the transformers 5 name (num_local_experts) as under num_experts', () => {
+    const raw: Record<string, unknown> = structuredClone(QWEN3_MOE_TINY);
+    delete raw.num_experts;
+    expect(decoderConfigFromHF({ ...raw, num_local_experts: 16 }).moe!.numExperts).toBe(16);
+    expect(decoderConfigFromHF(raw).moe!.numExperts).toBe(128); // Qwen3MoeConfig's default
+  });
+
+  it('from GGUF: layers without a router are dense, expert_weights_norm sets norm_topk_prob (llama.cpp: true)', () => {
+    const meta: Record<string, unknown> = {
+      'general.architecture': 'qwen3moe',
+      'qwen3moe.block_count': 3,
+      'qwen3moe.embedding_length': 64,
+      'qwen3moe.feed_forward_length': 128,
+      'qwen3moe.attention.head_count': 4,
+      'qwen3moe.attention.head_count_kv': 2,
+      'qwen3moe.vocab_size': 256,
+      'qwen3moe.expert_count': 8,
+      'qwen3moe.expert_used_count': 2,
+      'qwen3moe.expert_feed_forward_length': 32,
+    };
+    const names = ['blk.0.ffn_gate_inp.weight', 'blk.1.ffn_gate.weight', 'blk.2.ffn_gate_inp.weight'];
+    const routed = decoderConfigFromHF(hfConfigFromGguf(meta, 'm.gguf').config);
+    expect([routed.moe!.sparse, routed.moe!.normTopkProb]).toEqual([[true, true, true], true]);
+    const mixed = decoderConfigFromHF(hfConfigFromGguf({ ...meta, 'qwen3moe.expert_weights_norm': false }, 'm.gguf', names).config);
+    expect([mixed.moe!.sparse, mixed.moe!.normTopkProb]).toEqual([[true, false, true], false]);
+    expect(() => hfConfigFromGguf({ ...meta, 'qwen3moe.expert_weights_norm': 1 }, 'm.gguf')).toThrow('m.gguf: qwen3moe.expert_weights_norm: must be a boolean, got 1');
   });
 });
 

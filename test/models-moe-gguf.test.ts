@@ -5,10 +5,7 @@
  * never rounded) gives the folder's CPU reference logits, on the CPU reference and on the GPU.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { GgmlType, gv, quantizeMXFP4, quantizeQ8_0, writeGguf, type GgufMetadataInput, type GgufTensorToWrite } from '../src/formats/index.ts';
+import { GgmlType, gv, quantizeMXFP4, quantizeQ8_0, type GgufTensorToWrite } from '../src/formats/index.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel } from '../src/models/load.ts';
@@ -19,6 +16,7 @@ import { computeLogits } from '../src/runtime/logits.ts';
 import { testDevice } from './helpers/device.ts';
 import { f32, randomTensors, t3, writeModel } from './helpers/moe-fixtures.ts';
 import { GPT_OSS_TINY, QWEN3_MOE_TINY } from './helpers/moe-tiny.ts';
+import { asBytes, moeGgufName as ggufName, moeMeta as meta, writeGgufFile as writeFile } from './helpers/moe-gguf.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -26,55 +24,6 @@ beforeAll(async () => {
 });
 
 const ids = [5, 17, 99, 3, 64, 2, 77, 31, 8, 120];
-
-const LAYER: [RegExp, string][] = [
-  [/^input_layernorm\.weight$/, 'attn_norm.weight'],
-  [/^self_attn\.(q|k|v)_proj\.(weight|bias)$/, 'attn_$1.$2'],
-  [/^self_attn\.o_proj\.(weight|bias)$/, 'attn_output.$1'],
-  [/^self_attn\.(q|k)_norm\.weight$/, 'attn_$1_norm.weight'],
-  [/^self_attn\.sinks$/, 'attn_sinks.weight'],
-  [/^mlp\.(router|gate)\.(weight|bias)$/, 'ffn_gate_inp.$2'],
-  [/^mlp\.(gate|up|down)_proj\.weight$/, 'ffn_$1.weight'],
-];
-
-function ggufName(hf: string, arch: string): string {
-  if (hf === 'model.embed_tokens.weight') return 'token_embd.weight';
-  if (hf === 'model.norm.weight') return 'output_norm.weight';
-  if (hf === 'lm_head.weight') return 'output.weight';
-  const m = /^model\.layers\.(\d+)\.(.*)$/.exec(hf)!;
-  if (m[2] === 'post_attention_layernorm.weight') return `blk.${m[1]}.${arch === 'gpt-oss' ? 'post_attention_norm' : 'ffn_norm'}.weight`;
-  for (const [re, to] of LAYER) if (re.test(m[2]!)) return `blk.${m[1]}.${m[2]!.replace(re, to)}`;
-  throw new Error(`no GGUF name for ${hf}`);
-}
-
-const asBytes = (x: Float32Array) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-
-function meta(arch: string, cfg: Record<string, unknown>, extra: Record<string, GgufMetadataInput>): Record<string, GgufMetadataInput> {
-  const rp = cfg.rope_parameters as { rope_theta: number };
-  return {
-    'general.architecture': arch,
-    'general.alignment': gv.u32(32),
-    [`${arch}.block_count`]: gv.u32(cfg.num_hidden_layers as number),
-    [`${arch}.embedding_length`]: gv.u32(cfg.hidden_size as number),
-    [`${arch}.feed_forward_length`]: gv.u32(cfg.intermediate_size as number),
-    [`${arch}.attention.head_count`]: gv.u32(cfg.num_attention_heads as number),
-    [`${arch}.attention.head_count_kv`]: gv.u32(cfg.num_key_value_heads as number),
-    [`${arch}.attention.key_length`]: gv.u32(cfg.head_dim as number),
-    [`${arch}.attention.value_length`]: gv.u32(cfg.head_dim as number),
-    [`${arch}.context_length`]: gv.u32(cfg.max_position_embeddings as number),
-    [`${arch}.rope.freq_base`]: gv.f32(rp.rope_theta),
-    [`${arch}.attention.layer_norm_rms_epsilon`]: gv.f32((cfg.rms_norm_eps as number) ?? 1e-6),
-    [`${arch}.vocab_size`]: gv.u32(cfg.vocab_size as number),
-    [`${arch}.expert_used_count`]: gv.u32(cfg.num_experts_per_tok as number),
-    ...extra,
-  };
-}
-
-async function writeFile(arch: string, m: Record<string, GgufMetadataInput>, tensors: GgufTensorToWrite[]): Promise<string> {
-  const file = join(mkdtempSync(join(tmpdir(), 'tessera-moe-gguf-')), `${arch}.gguf`);
-  await writeGguf(file, m, tensors);
-  return file;
-}
 
 function worstRel(a: Float32Array, b: Float32Array, V: number): number {
   let worst = 0;

@@ -1,7 +1,8 @@
 /**
  * gpt-oss and Qwen3-MoE (CPU reference and the GPU path) against transformers: goldens of tiny random checkpoints made by
  * scripts/goldens-moe.py on the GPU machine (test/fixtures/hf/<name>/golden.json). Until they are committed each case
- * reports itself as skipped with the command that makes them.
+ * reports itself as skipped with the command that makes them. The CLI cases run `tessera logits` / `tessera generate`
+ * on the folders and on GGUF files written from them in llama.cpp's layout.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { referenceWeights } from '../src/models/reference-weights.ts';
 import { ropeInvFreq } from '../src/models/rope.ts';
 import { openModelSource } from '../src/models/source.ts';
 import { referenceForward, referenceGreedy } from '../src/reference/llm.ts';
+import { tessera } from './helpers/cli.ts';
+import { moeFolderToGguf } from './helpers/moe-gguf.ts';
 
 interface Golden {
   input_ids: number[];
@@ -94,5 +97,30 @@ describe.each(FIXTURES)('%s: CPU reference and GPU match transformers', (name) =
     } finally {
       model.destroy();
     }
+  });
+});
+
+// The acceptance check as a user runs it: `tessera logits` and `tessera generate --temperature 0` on the HF folder and
+// on a GGUF in llama.cpp's layout written from it by our writer (MXFP4 experts regrouped, never rounded).
+const CLI_FIXTURES = ['gpt-oss-mxfp4', 'gpt-oss', 'qwen3-moe', 'qwen3-moe-e32k4'] as const;
+describe.each(CLI_FIXTURES)('%s: the tessera command on the HF folder and its GGUF matches transformers', (name) => {
+  const present = existsSync(`${dirOf(name)}/golden.json`);
+  let gguf = '';
+  beforeAll(async () => {
+    if (present) gguf = await moeFolderToGguf(dirOf(name));
+  });
+  it.skipIf(!present).for(['folder', 'gguf'] as const)('%s: logits (last position within 1e-3, argmax at every position) and 8 greedy tokens', async (form) => {
+    const g: Golden = JSON.parse(readFileSync(`${dirOf(name)}/golden.json`, 'utf8'));
+    const model = form === 'folder' ? dirOf(name) : gguf;
+    const l = await tessera('logits', '--model', model, '--ids', g.input_ids.join(','), '--quant', 'f32', '--json');
+    expect(l.code, l.stderr).toBe(0);
+    const lj = JSON.parse(l.stdout) as { logits: number[]; argmax: number[] };
+    const err = relErr(lj.logits, g.logits[g.input_ids.length - 1]!);
+    console.log(`${name} (${form}) tessera logits: relative error ${err.toExponential(2)} at the last position`);
+    expect(err).toBeLessThan(1e-3);
+    expect(lj.argmax).toEqual(g.argmax);
+    const r = await tessera('generate', '--model', model, '--ids', g.greedy.prompt_ids.join(','), '--temperature', '0', '--max-tokens', String(g.greedy.new_ids.length), '--quant', 'f32', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { ids: number[] }).ids).toEqual(g.greedy.new_ids);
   });
 });

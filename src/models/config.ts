@@ -447,6 +447,14 @@ export function decoderConfigFromHF(given: Raw, file = 'config.json'): DecoderCo
   const fam = Object.hasOwn(FAMILIES, architecture) ? FAMILIES[architecture] : undefined;
   if (!fam) throw new UnsupportedArchitectureError(file, architecture, SUPPORTED_ARCHITECTURES);
   const raw: Raw = { ...CLASS_DEFAULTS[architecture], ...flattenRopeParameters(given) };
+  // Qwen3-MoE's expert count is `num_experts` in transformers 4 and the released configs, `num_local_experts` in
+  // transformers 5's Qwen3MoeConfig: one field under two names (the class default fills neither if either is given)
+  if (architecture === 'Qwen3MoeForCausalLM' && given.num_local_experts !== undefined) {
+    if (given.num_experts !== undefined && given.num_experts !== given.num_local_experts) {
+      throw new ModelConfigError(file, 'num_local_experts', `${JSON.stringify(given.num_local_experts)} disagrees with num_experts ${JSON.stringify(given.num_experts)} (the same field under two names)`);
+    }
+    raw.num_experts = given.num_local_experts;
+  }
   // Every size is checked against SIZE_LIMITS before anything is allocated from it.
   const hiddenSize = size(raw, file, 'hidden_size');
   const numHeads = size(raw, file, 'num_attention_heads');

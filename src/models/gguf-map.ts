@@ -26,8 +26,12 @@ function get(meta: Meta, file: string, key: string, fallback?: unknown): unknown
   return v;
 }
 
-/** An HF-style config.json object built from GGUF metadata, plus how the GGUF differs from HF conventions. */
-export function hfConfigFromGguf(meta: Meta, file: string): { config: Record<string, unknown>; ropeInterleaved: boolean; normsHaveOne: boolean } {
+/**
+ * An HF-style config.json object built from GGUF metadata, plus how the GGUF differs from HF conventions. With the
+ * file's tensor names, a qwen3moe layer without a router (`blk.N.ffn_gate_inp.weight`) is a dense MLP layer
+ * (HF's mlp_only_layers); without them every layer is routed, as llama.cpp's qwen3moe graph assumes.
+ */
+export function hfConfigFromGguf(meta: Meta, file: string, tensorNames?: readonly string[]): { config: Record<string, unknown>; ropeInterleaved: boolean; normsHaveOne: boolean } {
   const arch = String(get(meta, file, 'general.architecture'));
   const hf = Object.hasOwn(ARCH_TO_HF, arch) ? ARCH_TO_HF[arch] : undefined;
   if (!hf) throw new UnsupportedArchitectureError(file, `${arch} (GGUF general.architecture)`, Object.keys(ARCH_TO_HF));
@@ -81,10 +85,15 @@ export function hfConfigFromGguf(meta: Meta, file: string): { config: Record<str
     const ffExp = sz(k('expert_feed_forward_length'), 'moe_intermediate_size');
     if (arch === 'qwen3moe') {
       config.moe_intermediate_size = ffExp;
-      // llama.cpp's qwen3moe graph always renormalizes the top-k weights and routes every layer
-      config.norm_topk_prob = true;
+      // llama.cpp's qwen3moe graph renormalizes the top-k weights (HF norm_topk_prob) unless the file says otherwise
+      // with the generic expert_weights_norm key, and routes every layer that has a router
+      const norm = meta[k('expert_weights_norm')];
+      if (norm !== undefined && typeof norm !== 'boolean') throw new ModelConfigError(file, k('expert_weights_norm'), `must be a boolean, got ${JSON.stringify(norm)}`);
+      config.norm_topk_prob = norm ?? true;
       config.decoder_sparse_step = 1;
-      config.mlp_only_layers = [];
+      const routed = new Set((tensorNames ?? []).map((n) => /^blk\.(\d+)\.ffn_gate_inp\.weight$/.exec(n)?.[1]).filter((x) => x !== undefined).map(Number));
+      const layers = config.num_hidden_layers as number;
+      config.mlp_only_layers = tensorNames ? Array.from({ length: layers }, (_, l) => l).filter((l) => !routed.has(l)) : [];
     } else {
       config.intermediate_size = ffExp;
       config.sliding_window = sz(k('attention.sliding_window'), 'sliding_window', 128);

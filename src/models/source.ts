@@ -113,7 +113,7 @@ async function ggufSource(f: ModelFile): Promise<ModelSource> {
   const file = f.path;
   const g: GgufFile = await openGguf(f);
   const arch = String(g.metadata['general.architecture'] ?? '');
-  const { config: raw, ropeInterleaved, normsHaveOne } = hfConfigFromGguf(g.metadata as Record<string, unknown>, file);
+  const { config: raw, ropeInterleaved, normsHaveOne } = hfConfigFromGguf(g.metadata as Record<string, unknown>, file, g.tensors.map((t) => t.name));
   const configFile = `${file} (GGUF metadata)`;
   const config = decoderConfigFromHF(raw, configFile);
   const byHf = new Map<string, string>();
