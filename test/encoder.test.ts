@@ -5,7 +5,7 @@
  * sentence-transformers configures them; texts of several lengths embedded together equal one-by-one runs; bad
  * checkpoints fail naming the file and field.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -159,5 +159,24 @@ describe('bad encoder checkpoints', () => {
       '1_Pooling/config.json': JSON.stringify({ pooling_mode_cls_token: true, pooling_mode_mean_tokens: true }),
     });
     await expect(sentenceTransformersPooling(diskFolder(dir))).rejects.toThrow(/1_Pooling\/config\.json: pooling_mode_\*: pooling cls \+ mean is not supported/);
+  });
+
+  it('sentence-transformers 6 pooling_mode: a mode name (over the older booleans), or a list refused naming the field', async () => {
+    const { dir } = writeModel({ ...TINY, architectures: ['BertModel'] }, 'encoder/st6', {
+      'modules.json': JSON.stringify([{ path: '1_Pooling', type: 'sentence_transformers.sentence_transformer.modules.pooling.Pooling' }, { path: '2_Normalize', type: 'sentence_transformers.base.modules.normalize.Normalize' }]),
+    });
+    const pooling = async (cfg: Record<string, unknown>) => {
+      writeFileSync(join(dir, '1_Pooling/config.json'), JSON.stringify({ embedding_dimension: 32, include_prompt: true, ...cfg }));
+      return sentenceTransformersPooling(diskFolder(dir));
+    };
+    mkdirSync(join(dir, '1_Pooling'), { recursive: true });
+    expect(await pooling({ pooling_mode: 'cls' })).toEqual({ pooling: 'cls', normalize: true });
+    expect(await pooling({ pooling_mode: 'lasttoken' })).toEqual({ pooling: 'last', normalize: true });
+    expect(await pooling({ pooling_mode: ['mean'] })).toEqual({ pooling: 'mean', normalize: true });
+    expect(await pooling({ pooling_mode: 'cls', pooling_mode_mean_tokens: true })).toEqual({ pooling: 'cls', normalize: true });
+    expect(await pooling({})).toEqual({ pooling: 'mean', normalize: true });
+    await expect(pooling({ pooling_mode: ['cls', 'mean'] })).rejects.toThrow(/1_Pooling\/config\.json: pooling_mode: pooling cls \+ mean is not supported/);
+    await expect(pooling({ pooling_mode: 'max' })).rejects.toThrow(/pooling_mode: pooling max is not supported/);
+    await expect(pooling({ pooling_mode: 'first' })).rejects.toThrow(/pooling_mode: "first" is not a sentence-transformers pooling mode/);
   });
 });

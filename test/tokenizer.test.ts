@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChatTemplateError, MissingFileError } from '../src/formats/errors.ts';
 import { loadTokenizer, TextTokenizer } from '../src/tokenizer/tokenizer.ts';
+import type { TokenizerConfigJson, TokenizerJson } from '../src/tokenizer/types.ts';
 import { tinyTokenizer } from './fixtures/formats/tiny-bpe.ts';
 
 // Ids of the hand-built vocabulary (see fixtures/formats/tiny-bpe.ts): bytes 0..255, then merges.
@@ -142,5 +144,33 @@ describe('applyChatTemplate', () => {
     const { json, config } = tinyTokenizer();
     const tok = new TextTokenizer(json, { ...config, chat_template: undefined }, { origin: 'm' });
     expect(() => tok.applyChatTemplate(messages)).toThrow(/m: field "chat_template": this tokenizer has no chat template/);
+  });
+});
+
+describe('encodePair', () => {
+  // the bert_cls fixture (scripts/fixtures/make_encoder_fixtures.py): pair template [CLS] $A [SEP] $B:1 [SEP]:1, saved
+  // by transformers 5 with tokenizer_class TokenizersBackend
+  const json = JSON.parse(readFileSync('test/fixtures/hf/bert_cls/tokenizer.json', 'utf8')) as TokenizerJson;
+  const config = JSON.parse(readFileSync('test/fixtures/hf/bert_cls/tokenizer_config.json', 'utf8')) as TokenizerConfigJson;
+  const tok = (c: TokenizerConfigJson) => new TextTokenizer(json, c, { origin: 'bert_cls' });
+
+  it("joins a pair as the post-processor does, with the post-processor's token types", () => {
+    const t = tok(config);
+    const q = t.encode('where was the word', { addSpecialTokens: false });
+    const d = t.encode('light', { addSpecialTokens: false });
+    const [CLS, SEP] = [2, 3];
+    expect(t.encodePair('where was the word', 'light')).toEqual({ ids: [CLS, ...q, SEP, ...d, SEP], typeIds: [...q.map(() => 0), 0, 0, ...d.map(() => 1), 1] });
+  });
+
+  it('says whether transformers 5 returns token_type_ids: model_input_names, else the tokenizer class', () => {
+    expect(tok(config).returnsTokenTypeIds).toBe(false); // TokenizersBackend
+    expect(tok({ ...config, tokenizer_class: 'PreTrainedTokenizerFast' }).returnsTokenTypeIds).toBe(false);
+    expect(tok({ ...config, tokenizer_class: 'BertTokenizerFast' }).returnsTokenTypeIds).toBe(true);
+    expect(tok({ ...config, tokenizer_class: 'BertTokenizer' }).returnsTokenTypeIds).toBe(true);
+    expect(tok({ ...config, model_input_names: ['input_ids', 'token_type_ids', 'attention_mask'] }).returnsTokenTypeIds).toBe(true);
+    expect(tok({ ...config, tokenizer_class: 'BertTokenizer', model_input_names: ['input_ids', 'attention_mask'] }).returnsTokenTypeIds).toBe(false);
+    const { tokenizer_class: _, ...noClass } = config;
+    expect(tok(noClass).returnsTokenTypeIds).toBeUndefined();
+    expect(tok({ ...config, tokenizer_class: 'ElectraTokenizerFast' }).returnsTokenTypeIds).toBeUndefined();
   });
 });

@@ -2,7 +2,16 @@
  * Embeddings and reranking on decoder LLMs (the Qwen3-Embedding and Qwen3-Reranker recipes): the final normed hidden
  * state of a text's last token, L2-normalized, is its embedding; a reranker reads the logits of "yes" and "no" after
  * the Qwen3-Reranker prompt and scores P(yes). One prefill each, compiled like generation's.
+ *
+ * A text becomes ids as sentence-transformers' Transformer module makes them (decoderTextInput): as one user message
+ * through the tokenizer's chat template when that module takes chat messages, else through the tokenizer with its
+ * special tokens.
  */
+import type { ModelFolder } from '../formats/files.ts';
+import { readText } from '../formats/files.ts';
+import { getHost } from '../host.ts';
+import { ModelConfigError } from '../models/errors.ts';
+import type { ChatMessage, TextTokenizer } from '../tokenizer/index.ts';
 import { readFloat32, storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import { Recorder } from '../gpu/recorder.ts';
 import type { LoadedModel } from '../models/load.ts';
@@ -43,11 +52,124 @@ export async function lastHiddenState(model: LoadedModel, ids: readonly number[]
   }
 }
 
-/** Qwen3-Embedding: last-token hidden states, L2-normalized (texts are tokenized with the tokenizer's special tokens). */
-export async function embedWithDecoder(model: LoadedModel, inputs: readonly (string | readonly number[])[], opts: { normalize?: boolean } = {}): Promise<Float32Array[]> {
+/**
+ * How a text becomes token ids for a decoder embedder. 'text': the tokenizer with its special tokens (e.g. Qwen3-
+ * Embedding's tokenizer appends <|endoftext|>). 'chat': the text as one user message ({role: 'user', content}) rendered
+ * by the tokenizer's chat template and tokenized without adding special tokens (the template places them), the way
+ * sentence-transformers >= 6 feeds a text to a model whose Transformer module takes the 'message' modality; `content`
+ * is the message content's shape: the text itself ('flat') or [{type: 'text', text}] ('structured').
+ */
+export type DecoderTextInput =
+  | { kind: 'text' }
+  | { kind: 'chat'; content: 'flat' | 'structured'; addGenerationPrompt: boolean; extra: Record<string, unknown> };
+
+const TEXT_INPUT: DecoderTextInput = { kind: 'text' };
+
+/** sentence-transformers' Transformer config file names, the first one present counting (its Transformer.load_config). */
+const ST_TRANSFORMER_CONFIGS = ['sentence_bert_config.json', 'sentence_roberta_config.json', 'sentence_distilbert_config.json', 'sentence_camembert_config.json', 'sentence_albert_config.json', 'sentence_xlm-roberta_config.json', 'sentence_xlnet_config.json'];
+/** Model types sentence-transformers gives flat message content whatever their template looks like. */
+const FLAT_MESSAGE_MODEL_TYPES = new Set(['apertus', 'deepseek_v3', 'gpt_oss', 'seed_oss']);
+/** Chat-template snippets from which sentence-transformers infers structured message content. */
+const STRUCTURED_PATTERNS = ['content[0]', '.type', "'type'", '"type"', 'item.type', 'message.content['];
+
+async function jsonFile(folder: ModelFolder, name: string): Promise<unknown> {
+  const f = await folder.open(name);
+  if (!f) return undefined;
+  try {
+    return JSON.parse(await readText(f)) as unknown;
+  } catch (e) {
+    throw new ModelConfigError(f.path, '(json)', `is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * How sentence-transformers (>= 6) turns a text into ids for this model folder. A folder saved by sentence-transformers
+ * (modules.json): its Transformer module's sentence_bert_config.json decides; with a `modality_config` that has a
+ * 'message' entry texts go through the chat template (message format and `processing_kwargs.chat_template` from
+ * there), with one that has none, or with no `modality_config` at all (saved before sentence-transformers 6, e.g.
+ * Qwen3-Embedding), texts are tokenized as they are. A plain Hugging Face folder (no modules.json): through the chat
+ * template when the tokenizer has one, as sentence-transformers infers for a Transformer module built on it.
+ */
+export async function decoderTextInput(folder: ModelFolder, tokenizer: TextTokenizer | null): Promise<DecoderTextInput> {
+  const modules = await jsonFile(folder, 'modules.json');
+  let message: Record<string, unknown> | undefined;
+  let templateKwargs: Record<string, unknown> = {};
+  if (Array.isArray(modules)) {
+    const tm = (modules as { type?: unknown; path?: unknown }[]).find((m) => typeof m?.type === 'string' && /(^|\.)Transformer$/.test(m.type));
+    if (!tm) return TEXT_INPUT;
+    const dir = typeof tm.path === 'string' && tm.path !== '' ? `${tm.path.replace(/\/+$/, '')}/` : '';
+    let cfg: unknown;
+    let cfgName = '';
+    for (const name of ST_TRANSFORMER_CONFIGS) {
+      cfg = await jsonFile(folder, dir + name);
+      cfgName = dir + name;
+      if (cfg !== undefined) break;
+    }
+    if (!isObject(cfg) || !isObject(cfg.modality_config)) return TEXT_INPUT;
+    const m = cfg.modality_config.message;
+    if (m === undefined) return TEXT_INPUT;
+    if (!isObject(m)) throw new ModelConfigError(folder.pathOf(cfgName), 'modality_config.message', `${JSON.stringify(m)} is not an object ({"method": ..., "method_output_name": ..., "format": ...})`);
+    message = m;
+    const pk = cfg.processing_kwargs;
+    if (isObject(pk) && isObject(pk.chat_template)) templateKwargs = pk.chat_template;
+  } else if (tokenizer?.chatTemplateSource === undefined) return TEXT_INPUT;
+  const template = tokenizer?.chatTemplateSource;
+  if (template === undefined) {
+    throw new ModelConfigError(folder.pathOf('tokenizer_config.json'), 'chat_template', 'missing: the sentence-transformers configuration feeds texts as chat messages, and the tokenizer has no chat template');
+  }
+  let content: 'flat' | 'structured';
+  const format = message?.format;
+  if (format === 'flat' || format === 'structured') content = format;
+  else {
+    const modelType = (await jsonFile(folder, 'config.json')) as { model_type?: unknown } | undefined;
+    content = FLAT_MESSAGE_MODEL_TYPES.has(String(modelType?.model_type)) ? 'flat' : STRUCTURED_PATTERNS.some((p) => template.includes(p)) ? 'structured' : 'flat';
+  }
+  const { add_generation_prompt, restore_suffix: _, ...extra } = templateKwargs;
+  return { kind: 'chat', content, addGenerationPrompt: add_generation_prompt === true, extra };
+}
+
+const inputOf = new WeakMap<LoadedModel, Promise<DecoderTextInput>>();
+
+/** decoderTextInput of the folder a model was loaded from (by its path, where the host can open it), else 'text'. */
+function textInputOf(model: LoadedModel): Promise<DecoderTextInput> {
+  let p = inputOf.get(model);
+  if (!p) {
+    p = (async () => {
+      let folder: ModelFolder | undefined;
+      try {
+        const at = await (await getHost(`reading ${model.path}`)).openPath(model.path);
+        if (at?.kind === 'folder') folder = at;
+      } catch {
+        folder = undefined; // no file system here (a page): the caller passes `input` (src/web/host.ts does)
+      }
+      return folder ? decoderTextInput(folder, model.tokenizer) : TEXT_INPUT;
+    })();
+    inputOf.set(model, p);
+    p.catch(() => inputOf.delete(model));
+  }
+  return p;
+}
+
+/** The ids a decoder embedder runs for one text. */
+export function decoderTextIds(tok: TextTokenizer, text: string, input: DecoderTextInput): number[] {
+  if (input.kind === 'text') return tok.encode(text, { addSpecialTokens: true });
+  const message: ChatMessage = { role: 'user', content: input.content === 'flat' ? text : [{ type: 'text', text }] };
+  const rendered = tok.applyChatTemplate([message], { addGenerationPrompt: input.addGenerationPrompt, extra: input.extra });
+  return tok.encode(rendered, { addSpecialTokens: false });
+}
+
+/**
+ * Qwen3-Embedding: last-token hidden states, L2-normalized. Texts become ids as `opts.input` says, by default as
+ * decoderTextInput finds for the folder the model was loaded from (a model not loaded from a folder: the tokenizer with
+ * its special tokens); token id lists run as given.
+ */
+export async function embedWithDecoder(model: LoadedModel, inputs: readonly (string | readonly number[])[], opts: { normalize?: boolean; input?: DecoderTextInput } = {}): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
+  const textInput = inputs.some((x) => typeof x === 'string') ? (opts.input ?? (await textInputOf(model))) : TEXT_INPUT;
   for (const x of inputs) {
-    const ids = typeof x === 'string' ? requireTokenizer(model, 'embed').encode(x, { addSpecialTokens: true }) : [...x];
+    const ids = typeof x === 'string' ? decoderTextIds(requireTokenizer(model, 'embed'), x, textInput) : [...x];
     const h = await lastHiddenState(model, ids);
     if (opts.normalize ?? true) {
       const inv = 1 / Math.max(Math.hypot(...h), 1e-12);

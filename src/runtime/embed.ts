@@ -42,7 +42,24 @@ async function json(folder: ModelFolder, name: string): Promise<Record<string, u
   }
 }
 
-/** Pooling and normalization as sentence-transformers configures them (modules.json -> the Pooling module's config.json). */
+/** sentence-transformers' pooling mode names (its Pooling.POOLING_MODES) -> ours; null: a mode Tessera does not run. */
+const ST_POOLING: Record<string, Pooling | null> = { cls: 'cls', mean: 'mean', lasttoken: 'last', max: null, mean_sqrt_len_tokens: null, weightedmean: null };
+/** The older boolean keys (sentence-transformers < 6 writes these), in the order it concatenates them. */
+const ST_LEGACY_POOLING: [string, string][] = [
+  ['pooling_mode_cls_token', 'cls'],
+  ['pooling_mode_max_tokens', 'max'],
+  ['pooling_mode_mean_tokens', 'mean'],
+  ['pooling_mode_mean_sqrt_len_tokens', 'mean_sqrt_len_tokens'],
+  ['pooling_mode_weightedmean_tokens', 'weightedmean'],
+  ['pooling_mode_lasttoken', 'lasttoken'],
+];
+
+/**
+ * Pooling and normalization as sentence-transformers configures them (modules.json -> the Pooling module's config.json).
+ * The Pooling config names its mode as sentence-transformers >= 6 saves it (`"pooling_mode": "cls"`, or a list of
+ * modes) or with the older booleans (`"pooling_mode_cls_token": true`, ...; none set means mean); when both are
+ * there, `pooling_mode` wins, as in sentence-transformers.
+ */
 export async function sentenceTransformersPooling(folder: ModelFolder): Promise<{ pooling?: Pooling; normalize: boolean }> {
   const modules = await json(folder, 'modules.json');
   if (!Array.isArray(modules)) return { normalize: false };
@@ -50,15 +67,29 @@ export async function sentenceTransformersPooling(folder: ModelFolder): Promise<
   const normalize = list.some((m) => typeof m.type === 'string' && m.type.endsWith('.Normalize'));
   const pm = list.find((m) => typeof m.type === 'string' && m.type.endsWith('.Pooling'));
   if (!pm) return { normalize };
-  const cfg = await json(folder, `${pm.path ?? '1_Pooling'}/config.json`);
+  const name = `${pm.path ?? '1_Pooling'}/config.json`;
+  const cfg = await json(folder, name);
   if (!cfg) return { normalize };
-  const on = (k: string) => cfg[k] === true;
-  const modes = [on('pooling_mode_cls_token') && 'cls', on('pooling_mode_mean_tokens') && 'mean', on('pooling_mode_lasttoken') && 'last'].filter(Boolean) as Pooling[];
-  const other = ['pooling_mode_max_tokens', 'pooling_mode_mean_sqrt_len_tokens', 'pooling_mode_weightedmean_tokens'].filter(on);
-  if (other.length || modes.length > 1) {
-    throw new ModelConfigError(folder.pathOf(`${pm.path ?? '1_Pooling'}/config.json`), other[0] ?? 'pooling_mode_*', `pooling ${[...modes, ...other].join(' + ')} is not supported (one of cls, mean, last); pass pooling explicitly`);
+  let modes: string[];
+  let field: string;
+  if ('pooling_mode' in cfg) {
+    field = 'pooling_mode';
+    const m = cfg.pooling_mode;
+    modes = typeof m === 'string' ? [m] : Array.isArray(m) && m.length > 0 && m.every((x) => typeof x === 'string') ? (m as string[]) : [];
+    if (!modes.length) throw new ModelConfigError(folder.pathOf(name), field, `${JSON.stringify(m)} is not a pooling mode (one of ${Object.keys(ST_POOLING).join(', ')}) or a list of them`);
+    const unknown = modes.find((x) => !(x in ST_POOLING));
+    if (unknown !== undefined) throw new ModelConfigError(folder.pathOf(name), field, `"${unknown}" is not a sentence-transformers pooling mode (one of ${Object.keys(ST_POOLING).join(', ')})`);
+  } else {
+    const on = ST_LEGACY_POOLING.filter(([k]) => cfg[k] === true);
+    field = on.length === 1 ? on[0]![0] : 'pooling_mode_*';
+    modes = on.length ? on.map(([, mode]) => mode) : ['mean'];
   }
-  return { pooling: modes[0], normalize };
+  const ours = modes.map((m) => ST_POOLING[m]);
+  if (modes.length > 1 || ours[0] === null) {
+    const named = modes.map((m) => ST_POOLING[m] ?? m);
+    throw new ModelConfigError(folder.pathOf(name), field, `pooling ${named.join(' + ')} is not supported (one of cls, mean, last); pass pooling explicitly`);
+  }
+  return { pooling: ours[0]!, normalize };
 }
 
 /** Load an encoder folder with its tokenizer and pooling configuration. */
@@ -126,16 +157,18 @@ export interface RerankResult {
   logits: number[];
 }
 
-/** The token ids and types of a (query, document) pair as the model's tokenizer pairs them. */
+/**
+ * The token ids and types of a (query, document) pair as transformers' tokenizer gives them: joined by the
+ * tokenizer.json post-processor (BERT: [CLS] q [SEP] d [SEP]; RoBERTa / XLM-R: <s> q </s></s> d </s>), with the
+ * post-processor's token types when that tokenizer returns token_type_ids (TextTokenizer.returnsTokenTypeIds; when
+ * the tokenizer config does not say, BERT models get them and RoBERTa models none), else all 0 (the model's default).
+ */
 export function encodePair(model: EmbeddingModel, query: string, doc: string): { ids: number[]; types: number[] } {
-  const q = tokenize(model, query, 'rerank');
-  const d = model.tokenizer!.encode(doc, { addSpecialTokens: false });
-  const sep = q[q.length - 1]!;
-  const roberta = model.encoder.cfg.family === 'roberta';
-  // BERT: [CLS] q [SEP] d [SEP] with types 0 then 1; RoBERTa / XLM-R: <s> q </s></s> d </s>, types 0
-  const second = roberta ? [sep, ...d, sep] : [...d, sep];
-  const ids = truncate(model, [...q, ...second]);
-  const types = ids.map((_, i) => (roberta || i < q.length ? 0 : 1));
+  if (!model.tokenizer) throw new ModelConfigError(`${model.path}/tokenizer.json`, '(file)', 'missing: rerank needs a tokenizer for text');
+  const pair = model.tokenizer.encodePair(query, doc);
+  const withTypes = model.tokenizer.returnsTokenTypeIds ?? model.encoder.cfg.family === 'bert';
+  const ids = truncate(model, pair.ids);
+  const types = withTypes ? pair.typeIds.slice(0, ids.length) : ids.map(() => 0);
   return { ids, types };
 }
 

@@ -47,6 +47,14 @@ export class TextTokenizer {
   /** Largest token id + 1. */
   readonly vocabSize: number;
   readonly chatTemplateSource?: string;
+  /**
+   * Whether transformers' tokenizer for these files returns token_type_ids (has them in its model_input_names):
+   * tokenizer_config.json's `model_input_names` when it lists them, else by its `tokenizer_class`: BertTokenizer does;
+   * the generic classes (PreTrainedTokenizerFast, TokenizersBackend: transformers 5's default model_input_names are
+   * input_ids and attention_mask) do not, so a model given them sees token type 0 everywhere. Undefined when the
+   * config names no class or another model's class (the caller decides by the model family).
+   */
+  readonly returnsTokenTypeIds: boolean | undefined;
   private readonly hf: HfTokenizer;
   private readonly specialIds: ReadonlySet<number>;
   private template?: ChatTemplate;
@@ -85,6 +93,7 @@ export class TextTokenizer {
       for (const id of this.hf.get_vocab(true).values()) maxId = Math.max(maxId, id);
       this.vocabSize = maxId + 1;
       this.chatTemplateSource = options.chatTemplate ?? pickChatTemplate(config.chat_template);
+      this.returnsTokenTypeIds = returnsTokenTypeIds(config);
       this.templateTokens = {
         bos_token: this.bosToken,
         eos_token: this.eosToken,
@@ -117,6 +126,20 @@ export class TextTokenizer {
 
   encode(text: string, options: EncodeOptions = {}): number[] {
     return this.guard('encode', () => checkEncoded(this.hf.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids, this.origin));
+  }
+
+  /**
+   * A pair of texts joined as the post-processor joins them (BERT: [CLS] a [SEP] b [SEP]; RoBERTa: <s> a </s></s> b
+   * </s>), with the token type of each id the post-processor gives (whether a model should see them: returnsTokenTypeIds).
+   */
+  encodePair(a: string, b: string, options: EncodeOptions = {}): { ids: number[]; typeIds: number[] } {
+    return this.guard('encode a pair', () => {
+      const e = this.hf.encode(a, { text_pair: b, add_special_tokens: options.addSpecialTokens ?? true, return_token_type_ids: true });
+      const ids = checkEncoded(e.ids, this.origin);
+      const typeIds = e.token_type_ids ?? ids.map(() => 0);
+      if (typeIds.length !== ids.length) throw new Error(`the post-processor gave ${typeIds.length} token types for ${ids.length} ids`);
+      return { ids, typeIds: [...typeIds] };
+    });
   }
 
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
@@ -164,6 +187,21 @@ export class TextTokenizer {
     }
     return this.template.render(messages, options);
   }
+}
+
+/** Tokenizer classes whose transformers 5 model_input_names include token_type_ids (without a "Fast" suffix). */
+const TOKEN_TYPE_CLASSES = new Set(['BertTokenizer']);
+/** transformers' generic tokenizer classes: model_input_names input_ids and attention_mask (transformers 5). */
+const GENERIC_CLASSES = new Set(['PreTrainedTokenizer', 'TokenizersBackend', 'PythonBackend']);
+
+function returnsTokenTypeIds(config: TokenizerConfigJson): boolean | undefined {
+  const names = config.model_input_names;
+  if (Array.isArray(names)) return names.includes('token_type_ids');
+  if (typeof config.tokenizer_class !== 'string') return undefined;
+  const cls = config.tokenizer_class.replace(/Fast$/, '');
+  if (TOKEN_TYPE_CLASSES.has(cls)) return true;
+  if (GENERIC_CLASSES.has(cls)) return false;
+  return undefined;
 }
 
 function pickChatTemplate(t: TokenizerConfigJson['chat_template']): string | undefined {

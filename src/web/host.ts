@@ -15,7 +15,7 @@ import { encoderTensorShapes, isEncoderConfig } from '../models/encoder.ts';
 import { ModelConfigError } from '../models/errors.ts';
 import { loadModelFromSource, openModel, type LoadedModel } from '../models/load.ts';
 import { embed, loadEmbeddingModel, rerank, sentenceTransformersPooling, type EmbeddingModel, type EmbedOptions } from '../runtime/embed.ts';
-import { embedWithDecoder } from '../runtime/embed-decoder.ts';
+import { decoderTextIds, decoderTextInput, embedWithDecoder, type DecoderTextInput } from '../runtime/embed-decoder.ts';
 import { Engine } from '../runtime/engine.ts';
 import { formatSelfTest, runSelfTest } from '../selftest/selftest.ts';
 import { ModelKindError, toWireError, type DeviceInfo, type GenerateInput, type LoadOptionsWire, type ModelInfo, type ModelSourceSpec, type Port, type Request, type Response, type WireResult } from './protocol.ts';
@@ -71,7 +71,7 @@ async function pickCache(name: string): Promise<FileCache> {
 type Loaded =
   | { kind: 'decoder'; engine: Engine; model: LoadedModel }
   | { kind: 'encoder'; model: EmbeddingModel }
-  | { kind: 'decoder-embedder'; model: LoadedModel; normalize: boolean };
+  | { kind: 'decoder-embedder'; model: LoadedModel; normalize: boolean; input: DecoderTextInput };
 
 /**
  * How a folder embeds, from its config.json and sentence-transformers files: 'encoder' (an architecture
@@ -236,7 +236,15 @@ export function serveEngine(port: Port): void {
         );
         const h = nextHandle++;
         if (embedding?.kind === 'decoder-embedder') {
-          models.set(h, { kind: 'decoder-embedder', model, normalize: embedding.normalize });
+          // how a text becomes ids, as sentence-transformers reads this folder (files: embeddingKindOf found it a folder)
+          let input: DecoderTextInput;
+          try {
+            input = await decoderTextInput(files as ModelFolder, model.tokenizer);
+          } catch (e) {
+            model.destroy();
+            throw e;
+          }
+          models.set(h, { kind: 'decoder-embedder', model, normalize: embedding.normalize, input });
           const info = modelInfo(h, model, parameters, performance.now() - t0);
           return { ...info, kind: 'encoder', embedding: { dims: model.config.hiddenSize, pooling: 'last', normalize: embedding.normalize, reranker: false, backbone: 'decoder' } } satisfies ModelInfo;
         }
@@ -252,12 +260,13 @@ export function serveEngine(port: Port): void {
       case 'encode': {
         const m = loadedOf(req.handle);
         if (m.kind === 'decoder') return encode(m.engine, req.input);
-        // an embedding model: the ids embed() feeds for a text (its tokenizer with special tokens)
+        // an embedding model: the ids embed() feeds for a text (its tokenizer with special tokens; a decoder embedder's
+        // text input, which may be the chat template)
         if ('ids' in req.input) return [...req.input.ids];
         if ('messages' in req.input) throw new ModelKindError('encode (chat messages)', m.model.path, `is an embedding model (${architectureOf(m)}) with no chat template: encode a text`);
         const tok = m.model.tokenizer;
         if (!tok) throw new ModelConfigError(`${m.model.path}/tokenizer.json`, '(file)', 'missing: encoding text needs a tokenizer');
-        return tok.encode(req.input.prompt, { addSpecialTokens: true });
+        return m.kind === 'decoder-embedder' ? decoderTextIds(tok, req.input.prompt, m.input) : tok.encode(req.input.prompt, { addSpecialTokens: true });
       }
       case 'embed': {
         const m = embedderOf(req.handle, 'embed');
@@ -265,7 +274,7 @@ export function serveEngine(port: Port): void {
         if (m.kind === 'encoder') return serial(() => embed(m.model, req.inputs, opts));
         // a decoder embedder (Qwen3-Embedding): the last token's final hidden state
         if (opts.pooling !== undefined && opts.pooling !== 'last') throw new RangeError(`embed: pooling "${opts.pooling}": ${m.model.path} (${m.model.config.architecture}, a decoder) embeds with its last token only`);
-        return serial(() => embedWithDecoder(m.model, req.inputs, { normalize: opts.normalize ?? m.normalize }));
+        return serial(() => embedWithDecoder(m.model, req.inputs, { normalize: opts.normalize ?? m.normalize, input: m.input }));
       }
       case 'rerank': {
         const m = embedderOf(req.handle, 'rerank');
