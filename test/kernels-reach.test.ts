@@ -63,9 +63,10 @@ describe('kernels reach over the shipped profiles and model configs', () => {
   });
 
   it('finds the Q4_K decode GEMVs on the H200 profile', () => {
-    // single-token steps of Q4_K models: the fused GEMVs (rmsnorm prologue, residual epilogue) and the LM head's
-    expect(selections(report, 'linear_fused.norm')!.devices).toContain('nvidia-h200');
-    expect(selections(report, 'linear.q4k_gemv_sg')!.devices).toContain('nvidia-h200');
+    // single-token steps of Q4_K models: the fused GEMVs on int8 activations (the quant pass applies the rmsnorm
+    // prologue; residual epilogue) and the LM head's
+    expect(selections(report, 'linear_fused.q8a_norm')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear.q4k_gemv_q8a')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_sgmat')!.devices).toEqual(['nvidia-h200']); // subgroup matrices: the H200 only
     const q4 = variant(report, 'matmul.q4_fused_batched');
     expect(q4.devices).toContain('nvidia-h200');
@@ -119,7 +120,7 @@ describe('kernels reach over the shipped profiles and model configs', () => {
 
 describe('the planned weights are what the loader uploads', () => {
   // plannedWeights mirrors uploadWeights' dtype choice without reading a byte; a loader change that it misses fails here
-  it('every tensor of the fixtures and a Qwen3-MoE, for each weight format, on this device', async () => {
+  it('every tensor of models/default, the fixtures and a Qwen3-MoE, for each weight format, on this device', async () => {
     const dev = await testDevice();
     const moe = await moeFromDense(false);
     const FUSED = /self_attn\.qkv_proj\.|mlp\.gate_up_proj\.weight$/;

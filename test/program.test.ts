@@ -122,7 +122,7 @@ describe('compiled steps on the shipped model', () => {
 });
 
 describe('non-finite logits', () => {
-  it('are flagged on the GPU during generation and on the host by computeLogits, naming the model', async () => {
+  it('are flagged on the GPU during generation and on the host by computeLogits, naming the model (models/default)', async () => {
     const model = await loadModel(dev, 'models/default', { quant: 'f32' });
     try {
       const norm = model.weights.get('model.norm.weight');

@@ -4,6 +4,7 @@
  * entry point leaves unused and still be bound by name.
  */
 import { gpuWait } from './wait.ts';
+import { modernizeSubgroupMatrix, SGMAT_TEMPLATED_PROBE } from './wgsl-sgmat.ts';
 export type BindingKind = 'uniform' | 'storage' | 'read-only-storage';
 
 export interface LayoutEntry {
@@ -36,7 +37,25 @@ export class PipelineCache {
   private pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
   compiled = 0;
 
+  /** Whether this device's WGSL takes subgroup-matrix majorness as a template argument (probed once; see wgsl-sgmat.ts). */
+  private sgmatTemplated?: Promise<boolean>;
+
   constructor(private readonly device: GPUDevice) {}
+
+  private async probeSgmatTemplated(): Promise<boolean> {
+    this.device.pushErrorScope('validation');
+    const module = this.device.createShaderModule({ code: SGMAT_TEMPLATED_PROBE, label: 'subgroup-matrix spelling probe' });
+    const info = await gpuWait(module.getCompilationInfo());
+    const scopeErr = await gpuWait(this.device.popErrorScope());
+    return !scopeErr && !info.messages.some((m) => m.type === 'error');
+  }
+
+  /** The WGSL to compile for a kernel's source: subgroup-matrix calls in the spelling this device prefers. */
+  private async codeFor(code: string): Promise<string> {
+    if (!code.includes('subgroupMatrix') || !this.device.features.has('chromium-experimental-subgroup-matrix' as GPUFeatureName)) return code;
+    this.sgmatTemplated ??= this.probeSgmatTemplated();
+    return (await this.sgmatTemplated) ? modernizeSubgroupMatrix(code) : code;
+  }
 
   key(req: PipelineRequest): string {
     const consts = Object.entries(req.constants ?? {})
@@ -58,13 +77,14 @@ export class PipelineCache {
     const codeHash = hashString(req.code);
     let module = this.modules.get(codeHash);
     if (!module) {
+      const code = await this.codeFor(req.code);
       this.device.pushErrorScope('validation');
-      module = this.device.createShaderModule({ code: req.code, label: req.label });
+      module = this.device.createShaderModule({ code, label: req.label });
       const info = await gpuWait(module.getCompilationInfo());
       const scopeErr = await gpuWait(this.device.popErrorScope());
       const errs = info.messages.filter((m) => m.type === 'error');
       if (errs.length || scopeErr) {
-        const lines = req.code.split('\n');
+        const lines = code.split('\n');
         const detail = errs
           .map((m) => `  line ${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1]?.trim() ?? ''}`)
           .join('\n');
