@@ -21,6 +21,7 @@ import { queueIdle } from '../src/gpu/wait.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
 import { receiptCommit } from './commit.ts';
+import { readConfig } from '../src/config.ts';
 
 
 function arg(name: string, def: string): string {
@@ -216,8 +217,10 @@ const receipt = {
   commit,
   readBandwidthBytesPerSecond: bandwidth,
   dawnArgs: dev.dawnArgs ?? [],
+  decodeDepth: readConfig().decodeDepth,
+  tunables: readConfig().tunables,
   method:
-    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), step t+1 queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
+    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
   results,

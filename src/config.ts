@@ -8,6 +8,8 @@
  *   TESSERA_DAWN_CHECKED=1                keep Dawn's validation and robustness on a hardware GPU (off by default there)
  *   TESSERA_GPU_WAIT=poll|sleep           how the token loop waits for the GPU (default sleep: block the thread for
  *                                         most of the expected step time instead of spinning the event loop)
+ *   TESSERA_DECODE_DEPTH=N                decode steps queued ahead of the token being read back (default 2, 1..4):
+ *                                         more hides host and readback jitter, each costs one speculative step at the end
  *   TESSERA_API_KEY                       the key `tessera serve` requires when --api-key is not given
  *   TESSERA_TUNABLES                      JSON {"<op contract>": {"<tunable>": value}}: tunables the models' op calls
  *                                         resolve with, e.g. {"linear": {"prefillSgmat": "on"}} (benchmarks, trials)
@@ -20,6 +22,7 @@ export interface TesseraConfig {
   swiftShaderIcd: string;
   timestamps: boolean;
   gpuWait: 'poll' | 'sleep';
+  decodeDepth: number;
   dawnChecked: boolean;
   tunables: Record<string, Record<string, string | number | boolean>>;
   apiKey: string | undefined;
@@ -38,6 +41,13 @@ function parseTunables(s: string | undefined): TesseraConfig['tunables'] {
   return v as TesseraConfig['tunables'];
 }
 
+function parseDepth(s: string | undefined): number {
+  if (s === undefined || s === '') return 2;
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 1 || n > 4) throw new Error(`TESSERA_DECODE_DEPTH must be an integer from 1 to 4, got ${JSON.stringify(s)}`);
+  return n;
+}
+
 function splitDawnArgs(s: string): string[] {
   // "enable-dawn-features=a,b disable-dawn-features=c" -> one entry per key=value; commas stay inside values.
   return s.split(/\s+|;/).map((x) => x.trim()).filter(Boolean);
@@ -51,6 +61,7 @@ export function readConfig(): TesseraConfig {
     swiftShaderIcd: env.TESSERA_SWIFTSHADER_ICD ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
     timestamps: env.TESSERA_TIMESTAMPS === '1',
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
+    decodeDepth: parseDepth(env.TESSERA_DECODE_DEPTH),
     dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
     tunables: parseTunables(env.TESSERA_TUNABLES),
     apiKey: env.TESSERA_API_KEY || undefined,

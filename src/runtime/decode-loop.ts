@@ -1,9 +1,10 @@
 /**
- * The token loop without text: prefill, then decode with the next step recorded and submitted before the current
- * token is read back. Steps are compiled programs (src/program) of a cached session (session.ts): a step writes its
+ * The token loop without text: prefill, then decode with the next steps (2 by default: DecodeLoopOptions.depth,
+ * TESSERA_DECODE_DEPTH) recorded and submitted before the current token is read back. Steps are compiled programs (src/program) of a cached session (session.ts): a step writes its
  * step variables and replays its dispatch list into one compute pass and one submit. The sampled id stays on the
  * GPU (the next step embeds it and appends it to the penalty history itself), so the host records step t+1 while the
- * GPU runs step t, and reads token t while step t+1 runs. The cost is one speculative step after the last token.
+ * GPU runs step t, and reads token t while steps t+1.. run: the GPU stays busy through the host's record, submit and
+ * readback latency. The cost is up to `depth` speculative steps after the last token.
  */
 import { U32Readback } from '../gpu/readback.ts';
 import { Recorder } from '../gpu/recorder.ts';
@@ -45,8 +46,10 @@ export class NonFiniteLogitsError extends Error {
 export interface DecodeLoopOptions {
   /** Names the model in errors (default: its architecture). */
   label?: string;
-  /** Queue step t+1 before reading token t (default true). */
+  /** Queue steps ahead of reading token t (default true). */
   pipelined?: boolean;
+  /** How many steps ahead (default readConfig().decodeDepth, 2). */
+  depth?: number;
   /** 'program' (default): compiled steps; 'per-op': every op resolved and recorded each step (the reference path). */
   path?: StepPath;
   /** Called with the session before the first step (benchmarks read its programs' stats). */
@@ -71,13 +74,15 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     throw e;
   }
   const capacity = session.capacity;
-  const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1);
+  const depth = pipelined ? Math.max(1, Math.floor(opts.depth ?? readConfig().decodeDepth)) : 0;
+  // steps step..step+depth can have their token in flight at once
+  const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1, depth + 1);
   const errorsBefore = dec.dev.errors.length;
   /** Unchecked submits report validation errors through the device's uncaptured-error list. */
   const checkErrors = () => {
     if (dec.dev.errors.length > errorsBefore) throw new Error(`GPU error while decoding: ${dec.dev.errors.slice(errorsBefore).join('; ')}`);
   };
-  /** Record and submit step `step` (0 = the prompt); its token lands in readback slot step % 2. */
+  /** Record and submit step `step` (0 = the prompt); its token lands in readback slot step % (depth + 1). */
   const submitStep = async (step: number): Promise<void> => {
     const rec = new Recorder(dec.dev, { timestamps: false });
     const program = step === 0 ? await session.recordPrefill(rec, promptIds, o.seed, path) : await session.recordDecode(rec, n, step, o.seed, path);
@@ -111,17 +116,20 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
       await read(0);
       return 'length';
     }
+    // step s (s >= 1) samples token s: it needs another token wanted and a free position for token s - 1
+    const canRun = (s: number) => s < o.maxTokens && n + s <= capacity;
+    let submitted = 0;
     for (let step = 0; ; step++) {
-      const more = step + 1 < o.maxTokens && n + step + 1 <= capacity;
-      if (more && pipelined) await submitStep(step + 1);
+      while (submitted < step + depth && canRun(submitted + 1)) await submitStep(++submitted);
       const id = await read(step);
       checkErrors();
       yield { id, at: lastAt };
-      if (more && !pipelined) await submitStep(step + 1);
+      const more = canRun(step + 1);
+      if (more && submitted === step) await submitStep(++submitted);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }
   } finally {
-    // Leaving early (EOS, stop string) may leave one speculative step in flight.
+    // Leaving early (EOS, stop string) may leave up to `depth` speculative steps in flight.
     await queueIdle(dec.dev);
     readback.destroy();
     releaseSession(session);
