@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
-import { dequantizeQ4_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ8_0 } from '../src/formats/quant/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/quant/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import type { MoeConfig } from '../src/models/config.ts';
 import { moeForward } from '../src/reference/moe.ts';
@@ -29,7 +29,7 @@ function t3(x: Float32Array, E: number, R: number, C: number): Float32Array {
   return y;
 }
 
-type Fmt = 'f32' | 'mxfp4' | 'q8_0' | 'q4_k';
+type Fmt = 'f32' | 'mxfp4' | 'q8_0' | 'q4_k' | 'q6_k';
 
 interface Case {
   kind: 'gpt_oss' | 'qwen3_moe';
@@ -57,11 +57,14 @@ const CASES: Case[] = [
   { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q4_k', T: 1, E: 8, K: 4, H: 256, I: 256, norm: false },
   { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'f32', T: 3, E: 4, K: 2, H: 256, I: 96, norm: true },
   { kind: 'gpt_oss', mx: false, up: 'q8_0', down: 'q4_k', T: 2, E: 4, K: 2, H: 64, I: 256 },
+  // Q4_K_M files: Q4_K gate/up with Q6_K down projections (210-byte blocks, rows not word-aligned); and Q6_K up
+  { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q6_k', T: 2, E: 8, K: 2, H: 256, I: 512, norm: true },
+  { kind: 'gpt_oss', mx: false, up: 'q6_k', down: 'q6_k', T: 3, E: 4, K: 2, H: 512, I: 256 },
   // T * K past 65535 workgroups in one dimension: the slots continue in z
   { kind: 'qwen3_moe', mx: false, T: 16400, E: 8, K: 4, H: 8, I: 4, norm: true },
 ];
 
-const GGML = { q8_0: [dequantizeQ8_0, quantizeQ8_0], q4_k: [dequantizeQ4_K, quantizeQ4_K] } as const;
+const GGML = { q8_0: [dequantizeQ8_0, quantizeQ8_0], q4_k: [dequantizeQ4_K, quantizeQ4_K], q6_k: [dequantizeQ6_K, quantizeQ6_K] } as const;
 
 describe('moe contract vs the CPU reference', () => {
   it.for(CASES)('$kind mx=$mx up=$up down=$down T=$T E=$E K=$K H=$H I=$I', async (c) => {
@@ -110,7 +113,7 @@ describe('moe contract vs the CPU reference', () => {
     } else {
       const stored = (x: Float32Array, fmt: Fmt | undefined, shape: number[]) => {
         if (!fmt || fmt === 'f32') return { x, t: { dtype: 'float32', shape, data: x } };
-        const [deq, quant] = GGML[fmt as 'q8_0' | 'q4_k'];
+        const [deq, quant] = GGML[fmt as 'q8_0' | 'q4_k' | 'q6_k'];
         const q = quant(x);
         return { x: deq(q, x.length), t: { dtype: fmt, shape, data: q } };
       };

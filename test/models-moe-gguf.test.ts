@@ -5,7 +5,7 @@
  * never rounded) gives the folder's CPU reference logits, on the CPU reference and on the GPU.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GgmlType, gv, quantizeMXFP4, quantizeQ8_0, type GgufTensorToWrite } from '../src/formats/index.ts';
+import { GgmlType, gv, quantizeMXFP4, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0, type GgufTensorToWrite } from '../src/formats/index.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel } from '../src/models/load.ts';
@@ -40,12 +40,15 @@ function worstRel(a: Float32Array, b: Float32Array, V: number): number {
 }
 
 describe('MoE GGUF files (llama.cpp layout)', () => {
+  // [label, gate/up type, down type]; Q4_K_M files keep some expert down projections as Q6_K (k-quants need rows of 256)
   it.for([
-    ['F32', GgmlType.F32],
-    ['Q8_0', GgmlType.Q8_0],
-  ] as const)('qwen3moe: stacked %s experts run on the GPU (kept as stored) and match the CPU reference', async ([label, type]) => {
+    ['F32', GgmlType.F32, GgmlType.F32],
+    ['Q8_0', GgmlType.Q8_0, GgmlType.Q8_0],
+    ['Q4_K gate/up + Q6_K down', GgmlType.Q4_K, GgmlType.Q6_K],
+  ] as const)('qwen3moe: stacked %s experts run on the GPU (kept as stored) and match the CPU reference', async ([label, upType, downType]) => {
     // llama.cpp's qwen3moe routes every layer and renormalizes the top-k weights
-    const cfg = { ...QWEN3_MOE_TINY, mlp_only_layers: [], norm_topk_prob: true };
+    const kq = upType === GgmlType.Q4_K;
+    const cfg = { ...QWEN3_MOE_TINY, mlp_only_layers: [], norm_topk_prob: true, ...(kq ? { hidden_size: 256, moe_intermediate_size: 256, head_dim: 64 } : {}) };
     const t = randomTensors(cfg, 91);
     const dir = writeModel(cfg, [...t].map(([n, { shape, x }]) => f32(n, shape, x)));
     const { num_experts: E, moe_intermediate_size: I, hidden_size: H } = cfg;
@@ -58,18 +61,22 @@ describe('MoE GGUF files (llama.cpp layout)', () => {
       for (const [part, rows, cols] of [['gate', I, H], ['up', I, H], ['down', H, I]] as const) {
         const stacked = new Float32Array(E * rows * cols);
         for (let e = 0; e < E; e++) stacked.set(t.get(`model.layers.${l}.mlp.experts.${e}.${part}_proj.weight`)!.x, e * rows * cols);
-        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type, shape: [E, rows, cols], data: type === GgmlType.Q8_0 ? quantizeQ8_0(stacked) : asBytes(stacked) });
+        const type = part === 'down' ? downType : upType;
+        const data = { [GgmlType.F32]: asBytes, [GgmlType.Q8_0]: quantizeQ8_0, [GgmlType.Q4_K]: quantizeQ4_K, [GgmlType.Q6_K]: quantizeQ6_K }[type](stacked);
+        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type, shape: [E, rows, cols], data });
       }
     }
     const file = await writeFile('qwen3moe', meta('qwen3moe', cfg, { 'qwen3moe.expert_count': gv.u32(E), 'qwen3moe.expert_feed_forward_length': gv.u32(I) }), tensors);
-    // the reference reads the same file (Q8_0 experts dequantized); F32: the HF folder too
-    const src = await openModelSource(type === GgmlType.F32 ? dir : file);
+    // the reference reads the same file (block experts dequantized); F32: the HF folder too
+    const src = await openModelSource(upType === GgmlType.F32 ? dir : file);
     const want = referenceForward(src.config, await referenceWeights(src), ids);
     const model = await loadModel(dev, file, { quant: 'f32', maxPositions: 64 });
     try {
       expect(model.config.architecture).toBe('Qwen3MoeForCausalLM');
       expect(model.config.moe).toMatchObject({ numExperts: E, topK: 2, normTopkProb: true, sparse: [true, true, true, true] });
-      expect(model.weights.get('model.layers.0.mlp.experts.w_up').dtype).toBe(type === GgmlType.Q8_0 ? 'q8_0' : 'float32');
+      const stored = { [GgmlType.F32]: 'float32', [GgmlType.Q8_0]: 'q8_0', [GgmlType.Q4_K]: 'q4_k', [GgmlType.Q6_K]: 'q6_k' };
+      expect(model.weights.get('model.layers.0.mlp.experts.w_up').dtype).toBe(stored[upType]);
+      expect(model.weights.get('model.layers.0.mlp.experts.w_down').dtype).toBe(stored[downType]);
       const r = await computeLogits(model, ids);
       const err = worstRel(r.all, want, model.config.vocabSize);
       console.log(`qwen3moe GGUF (${label} experts) on the GPU vs the CPU reference: worst relative logit error ${err.toExponential(2)}`);

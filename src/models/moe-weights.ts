@@ -17,7 +17,7 @@ export interface ExpertTensor {
    */
   name: string;
   /** uint8: MXFP4 blocks (with a `_scales` tensor); q8_0 / q4_k: ggml blocks of each row. */
-  dtype: 'float32' | 'uint8' | 'q8_0' | 'q4_k';
+  dtype: 'float32' | 'uint8' | 'q8_0' | 'q4_k' | 'q6_k';
   shape: number[];
   data: Float32Array | Uint8Array;
 }
@@ -33,11 +33,15 @@ export function transpose3(x: Float32Array, E: number, R: number, C: number): Fl
 }
 
 /** Block formats the moe contract reads in place, by rows of `K` inputs. */
-function ggmlRows(type: number | undefined, K: number): 'q8_0' | 'q4_k' | undefined {
+function ggmlRows(type: number | undefined, K: number): 'q8_0' | 'q4_k' | 'q6_k' | undefined {
   if (type === GgmlType.Q8_0 && K % 32 === 0) return 'q8_0';
   if (type === GgmlType.Q4_K && K % 256 === 0) return 'q4_k';
+  if (type === GgmlType.Q6_K && K % 256 === 0) return 'q6_k';
   return undefined;
 }
+
+/** Bytes of one row of K values in a ggml block format. */
+const GGML_ROW_BYTES = { q8_0: (K: number) => (K / 32) * 34, q4_k: (K: number) => (K / 256) * 144, q6_k: (K: number) => (K / 256) * 210 } as const;
 
 /** Float rows quantized for `quant` where the rows fit its blocks (else kept f32). */
 function quantRows(name: string, x: Float32Array, shape: number[], quant: string | undefined): ExpertTensor {
@@ -105,8 +109,8 @@ function mergeRows<T extends Float32Array | Uint8Array>(a: T, b: T, E: number, R
 /**
  * llama.cpp's stacked gate / up / down (GGUF): gate and up rows merged into w_up (gpt-oss interleaves them, as
  * transformers' gate_up_proj; Qwen puts gate rows first). MXFP4 stays MXFP4 (ggml's 17-byte blocks regrouped into the
- * transformers layout, no rounding), Q8_0 and Q4_K rows stay as stored (whole blocks per row); other ggml types (Q6_K
- * down projections of Q4_K_M files, F16, BF16) are dequantized to f32.
+ * transformers layout, no rounding), Q8_0, Q4_K and Q6_K rows (Q4_K_M files keep some down projections as Q6_K) stay as
+ * stored (whole blocks per row); other ggml types (F16, BF16, other k-quants) are dequantized to f32.
  */
 async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]> {
   const cfg = src.config;
@@ -130,7 +134,7 @@ async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]>
   } else {
     const fmt = ggmlRows(upType, H);
     if (fmt) {
-      const rowBytes = fmt === 'q8_0' ? (H / 32) * 34 : (H / 256) * 144;
+      const rowBytes = GGML_ROW_BYTES[fmt](H);
       out.push({ name: x + 'w_up', dtype: fmt, shape: [E, 2 * I, H], data: mergeRows(await src.readRaw(x + 'gate_exps'), await src.readRaw(x + 'up_exps'), E, I, rowBytes, gpt) });
     } else {
       out.push({ name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: mergeRows(await src.toFloat32(x + 'gate_exps'), await src.toFloat32(x + 'up_exps'), E, I, H, gpt) });

@@ -38,8 +38,8 @@ export async function referenceWeights(src: ModelSource): Promise<WeightMap> {
       const rows = (n: string): Float32Array => {
         const t = gpu.get(x + n)!;
         if (t.dtype === 'float32') return t.data as Float32Array;
-        if (t.dtype === 'q8_0') return dequantize(GgmlType.Q8_0, t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
-        if (t.dtype === 'q4_k') return dequantize(GgmlType.Q4_K, t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
+        const ggml = { q8_0: GgmlType.Q8_0, q4_k: GgmlType.Q4_K, q6_k: GgmlType.Q6_K } as const;
+        if (t.dtype !== 'uint8') return dequantize(ggml[t.dtype], t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
         const blocks = t.data as Uint8Array;
         const scales = gpu.get(x + n + '_scales')!.data as Uint8Array;
         if (blocks.length !== scales.length * 16) {

@@ -310,7 +310,7 @@ export async function uploadWeights(
         if (t.name.endsWith('w_up') || t.name.endsWith('w_down')) {
           const kind = `experts ${t.dtype === 'uint8' ? 'mxfp4' : t.dtype}`;
           storage[kind] = (storage[kind] ?? 0) + 1;
-          if (mode === 'f16' && t.dtype === 'float32') notes.add(`${t.name}: the moe contract reads experts as f32, MXFP4, Q8_0 or Q4_K, not f16; stored as float32`);
+          if (mode === 'f16' && t.dtype === 'float32') notes.add(`${t.name}: the moe contract reads experts as f32, MXFP4, Q8_0, Q4_K or Q6_K, not f16; stored as float32`);
         }
         bytes += buffer.size;
       }
