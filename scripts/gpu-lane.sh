@@ -4,9 +4,9 @@
 #   bash ../shared/gpu/prepare-device.sh vitest vite fast-check      (once, here)
 #   device run (carry .device):  source .device/enter.sh && bash scripts/gpu-lane.sh
 # Results go to $OUT (the device tool brings back at most 8 files).
-# Size: the tracked tree (~22 MB) plus a vitest pack (~45 MB) is over the device tool's 64 MiB. For calls that do not
-# need the shipped model, move models/default/model.safetensors out of the tree for the call (and back after), and
-# filter its tests out: -t '^(?!.*(shipped model|models/default)).*$' (2026-11-30: gpu-lane-tests-h200-gemv.txt).
+# Size: the tracked tree (~44 MB) plus a vitest pack (~45 MB) is over the device tool's 64 MiB: run
+# `bash scripts/device-slim.sh out` before the call (the shipped model and the MoE goldens stay here) and `... back`
+# after, and filter the tests that load the model: -t '^(?!.*(shipped model|models/default)).*$'.
 set -uo pipefail
 OUT=${OUT:-out/gpu-lane}
 mkdir -p "$OUT"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The device tool carries the working tree and the .device pack together under 64 MiB; the tracked tree (~44 MB with
+# the shipped model and the MoE golden fixtures) plus a test pack (~45 MB) is over it. Before a device call:
+#   bash scripts/device-slim.sh out     moves models/default/model.safetensors and test/fixtures/hf/{gpt-oss*,qwen3-moe*}
+#                                       to .device-aside/ (ignored by git: .device* is), prints what travels
+#   bash scripts/device-slim.sh back    puts them back (run it right after the call; `git status` is clean again)
+# Tests that load them say so in their names (models/default, shipped model) or skip with the reason (MoE goldens):
+# filter with -t '^(?!.*(shipped model|models/default)).*$'. Never commit while they are out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=.device-aside
+case "${1:-}" in
+  out)
+    mkdir -p "$A/fixtures"
+    [ -f models/default/model.safetensors ] && mv models/default/model.safetensors "$A/"
+    for d in test/fixtures/hf/gpt-oss* test/fixtures/hf/qwen3-moe*; do [ -e "$d" ] && mv "$d" "$A/fixtures/"; done
+    echo "set aside: $(du -sh "$A" | cut -f1); the tree that travels: $(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) bytes + untracked + carried"
+    ;;
+  back)
+    [ -f "$A/model.safetensors" ] && mv "$A/model.safetensors" models/default/
+    for d in "$A"/fixtures/*; do [ -e "$d" ] && mv "$d" test/fixtures/hf/; done
+    rmdir "$A/fixtures" "$A" 2>/dev/null || true
+    git status --short
+    ;;
+  *) echo "usage: bash scripts/device-slim.sh out|back" >&2; exit 2 ;;
+esac
