@@ -45,6 +45,9 @@ for s in "${steps[@]}"; do
     # PyTorch eager bf16 on the gpt-oss shapes as the anchor
     moe)
       run moe 330 node --import tsx bench/decode.ts --presets gpt-oss-20b,qwen3-30b-a3b --quant q4k --prefill 512 --tokens 64 --bw-bytes 1073741824 --out "$OUT/decode-moe.json"
+      # a workgroup per expert output row (moe tunable moeRows), behind its tunable until measured here
+      TESSERA_TUNABLES='{"moe":{"moeRows":"workgroup"}}' \
+        run moe-workgroup 330 node --import tsx bench/decode.ts --presets gpt-oss-20b,qwen3-30b-a3b --quant q4k --prefill 512 --tokens 64 --bw-bytes 1073741824 --out "$OUT/decode-moe-workgroup.json"
       run torch-moe 240 python3 bench/torch_decode.py --presets gpt-oss-20b --prefill 512 --tokens 32 --out "$OUT/torch-moe.json" ;;
     # transformers goldens (CPU, float32) for the MoE and encoder tests: test/fixtures/hf/<name> under $OUT/hf
     fixtures)

@@ -153,6 +153,19 @@ describe('moe contract vs the CPU reference', () => {
     }
     expect(mag).toBeGreaterThan(0.1);
     expect(d / mag).toBeLessThan(1e-4);
+    // the same with a workgroup per expert output row (tunable moeRows), which splits each dot product's blocks
+    if (c.T * c.K < 10000) {
+      const coop = await runContract(dev, opContract('moe'), {
+        inputs: inputs as never,
+        attributes: { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 },
+        tunables: { moeRows: 'workgroup' },
+      });
+      expect(coop.plan.passes.find((p) => p.id === 'up')!.dispatch[0]).toBe(I);
+      const g2 = coop.outputs.y!.data as Float32Array;
+      let d2 = 0;
+      for (let i = 0; i < want.length; i++) d2 = Math.max(d2, Math.abs(g2[i]! - want[i]!));
+      expect(d2 / mag, 'moeRows workgroup').toBeLessThan(1e-4);
+    }
     // the case exercises what it claims: the clamp binds (gpt-oss), and the routing weights matter
     const differs = (other: MoeConfig) => {
       const o = moeForward(other, x, T, H, (n) => tensors[n]!, '');
