@@ -60,6 +60,12 @@ const CASES: Case[] = [
   // Q4_K_M files: Q4_K gate/up with Q6_K down projections (210-byte blocks, rows not word-aligned); and Q6_K up
   { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q6_k', T: 2, E: 8, K: 2, H: 256, I: 512, norm: true },
   { kind: 'gpt_oss', mx: false, up: 'q6_k', down: 'q6_k', T: 3, E: 4, K: 2, H: 512, I: 256 },
+  // many tokens (T x k >= 32): the by-expert passes when moeGroup is on (auto: GPUs only); f32 rows of 40 (a short unit)
+  { kind: 'gpt_oss', mx: true, T: 40, E: 8, K: 2, H: 64, I: 64 },
+  { kind: 'qwen3_moe', mx: false, up: 'q4_k', down: 'q6_k', T: 20, E: 8, K: 2, H: 256, I: 256, norm: true },
+  { kind: 'qwen3_moe', mx: false, up: 'q6_k', down: 'q8_0', T: 12, E: 8, K: 4, H: 256, I: 64, norm: false },
+  { kind: 'gpt_oss', mx: false, T: 33, E: 4, K: 1, H: 40, I: 70 },
+  { kind: 'qwen3_moe', mx: false, T: 70, E: 16, K: 4, H: 40, I: 24, norm: true },
   // T * K past 65535 workgroups in one dimension: the slots continue in z
   { kind: 'qwen3_moe', mx: false, T: 16400, E: 8, K: 4, H: 8, I: 4, norm: true },
 ];
@@ -153,18 +159,25 @@ describe('moe contract vs the CPU reference', () => {
     }
     expect(mag).toBeGreaterThan(0.1);
     expect(d / mag).toBeLessThan(1e-4);
-    // the same with a workgroup per expert output row (tunable moeRows), which splits each dot product's blocks
-    if (c.T * c.K < 10000) {
-      const coop = await runContract(dev, opContract('moe'), {
+    // the same with a workgroup per expert output row (tunable moeRows: each dot product's blocks split), and with the
+    // slots grouped by expert (moeGroup on: each weight dequantized once per tile of slots; T x k >= 32 only)
+    const modes = [
+      ['moeRows workgroup', { moeRows: 'workgroup', moeGroup: 'off' }, ['route', 'up', 'down']],
+      ['moeGroup on', { moeGroup: 'on' }, ['route', 'group', 'up_grouped', 'down_grouped', 'combine']],
+    ] as const;
+    for (const [label, tunables, passes] of modes) {
+      if (c.T * c.K >= 10000 || (label === 'moeGroup on' && c.T * c.K < 32)) continue;
+      const o = await runContract(dev, opContract('moe'), {
         inputs: inputs as never,
         attributes: { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 },
-        tunables: { moeRows: 'workgroup' },
+        tunables,
       });
-      expect(coop.plan.passes.find((p) => p.id === 'up')!.dispatch[0]).toBe(I);
-      const g2 = coop.outputs.y!.data as Float32Array;
+      expect(o.plan.passes.map((p) => p.id), label).toEqual(passes);
+      if (label === 'moeRows workgroup') expect(o.plan.passes.find((p) => p.id === 'up')!.dispatch[0]).toBe(I);
+      const g2 = o.outputs.y!.data as Float32Array;
       let d2 = 0;
       for (let i = 0; i < want.length; i++) d2 = Math.max(d2, Math.abs(g2[i]! - want[i]!));
-      expect(d2 / mag, 'moeRows workgroup').toBeLessThan(1e-4);
+      expect(d2 / mag, label).toBeLessThan(1e-4);
     }
     // the case exercises what it claims: the clamp binds (gpt-oss), and the routing weights matter
     const differs = (other: MoeConfig) => {
