@@ -1,7 +1,8 @@
 /**
  * The token loop without text: prefill, then decode with the next steps (2 by default: DecodeLoopOptions.depth,
- * TESSERA_DECODE_DEPTH) recorded and submitted before the current token is read back. Steps are compiled programs (src/program) of a cached session (session.ts): a step writes its
- * step variables and replays its dispatch list into one compute pass and one submit. The sampled id stays on the
+ * TESSERA_DECODE_DEPTH) recorded and submitted before the current token is read back. Steps are compiled programs
+ * (src/program) of a cached session (session.ts): a step writes its step variables and replays its dispatch list into
+ * one compute pass and one submit. The sampled id stays on the
  * GPU (the next step embeds it and appends it to the penalty history itself), so the host records step t+1 while the
  * GPU runs step t, and reads token t while steps t+1.. run: the GPU stays busy through the host's record, submit and
  * readback latency. The cost is up to `depth` speculative steps after the last token.
