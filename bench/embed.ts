@@ -4,11 +4,14 @@
  * else f32), each batch a full forward with the hidden states read back. bench/torch_embed.py is the PyTorch peer
  * (eager, f16, the same shapes) for the same device call.
  * Usage: node --import tsx bench/embed.ts [--out FILE] [--seq 128] [--batch 1,64] [--reps 10]
+ * Each batch size also gets one forward with per-dispatch GPU timestamps (where the device has timestamp-query),
+ * summed per kernel label: gpuMsTotal and the largest kernels, to set against the wall time.
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Encoder, encoderConfigFromHF, encoderTensorShapes } from '../src/models/encoder.ts';
+import type { KernelTime } from '../src/gpu/recorder.ts';
 import { receiptCommit } from './commit.ts';
 
 function arg(name: string, def: string): string {
@@ -18,7 +21,7 @@ function arg(name: string, def: string): string {
 
 const BERT_BASE = { architectures: ['BertModel'], hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, vocab_size: 30522, max_position_embeddings: 512, type_vocab_size: 2, hidden_act: 'gelu', layer_norm_eps: 1e-12 };
 
-const dev = await createDevice();
+const dev = await createDevice({ timestamps: true });
 const cfg = encoderConfigFromHF(BERT_BASE, 'preset bert-base', () => true);
 let seed = 7;
 const tensors = new Map<string, Float32Array>();
@@ -45,8 +48,22 @@ for (const batch of arg('batch', '1,64').split(',').map(Number)) {
   times.sort((a, b) => a - b);
   const ms = times[times.length >> 1]!;
   const perSecond = (batch / ms) * 1000;
-  results.push({ batch, sequence: seq, msPerBatchMedian: +ms.toFixed(3), msPerBatchMin: +times[0]!.toFixed(3), embeddingsPerSecond: +perSecond.toFixed(1), reps });
+  // one more forward, timed per dispatch (not part of the wall-time median above)
+  const kernelTimes: KernelTime[] = [];
+  await enc.forwardBatch(seqs, { kernelTimes });
+  const byLabel = new Map<string, { ms: number; n: number }>();
+  for (const k of kernelTimes) {
+    const e = byLabel.get(k.label) ?? { ms: 0, n: 0 };
+    e.ms += k.ms;
+    e.n++;
+    byLabel.set(k.label, e);
+  }
+  const gpuMsTotal = kernelTimes.reduce((a, k) => a + k.ms, 0);
+  const kernels = [...byLabel].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12).map(([label, e]) => ({ label, ms: +e.ms.toFixed(4), dispatches: e.n }));
+  results.push({ batch, sequence: seq, msPerBatchMedian: +ms.toFixed(3), msPerBatchMin: +times[0]!.toFixed(3), embeddingsPerSecond: +perSecond.toFixed(1), reps, dispatches: kernelTimes.length, gpuMsTotal: +gpuMsTotal.toFixed(3), kernels });
   console.log(`batch ${batch}: ${ms.toFixed(2)} ms per batch (median of ${reps}), ${perSecond.toFixed(1)} embeddings/s`);
+  if (kernelTimes.length) console.log(`  GPU ${gpuMsTotal.toFixed(3)} ms over ${kernelTimes.length} dispatches; largest: ${kernels.slice(0, 5).map((k) => `${k.label} ${k.ms} ms`).join(', ')}`);
+  else console.log('  (no per-dispatch timestamps on this device)');
 }
 const out = arg('out', 'bench-embed.json');
 writeFileSync(
@@ -60,7 +77,7 @@ writeFileSync(
       commit: receiptCommit(),
       model: 'BERT-base shapes (random weights)',
       weights,
-      method: 'wall time of Encoder.forwardBatch (ids upload, one compiled program, hidden states [batch x seq x 768] read back) after a compiling run; median of the repetitions',
+      method: 'wall time of Encoder.forwardBatch (ids upload, one compiled program, hidden states [batch x seq x 768] read back) after a compiling run; median of the repetitions. gpuMsTotal / kernels: one further forward with per-dispatch timestamps, summed per kernel label (largest 12)',
       results,
     },
     null,

@@ -12,7 +12,7 @@ import { openCheckpoint, type Checkpoint } from '../formats/checkpoint.ts';
 import { f32ToF16Bytes } from '../formats/index.ts';
 import { readFloat32, storageBuffer, uploadBuffer, writeBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import { Recorder } from '../gpu/recorder.ts';
+import { Recorder, type KernelTime } from '../gpu/recorder.ts';
 import { getHost } from '../host.ts';
 import { OpRunner, type Tensor } from '../ops/runner.ts';
 import { Program } from '../program/program.ts';
@@ -334,7 +334,7 @@ export class Encoder {
    * 8) and to a power-of-two count of sequences (at most 64 per run; more run in several), each sequence's padding
    * masked out of its attention by its length.
    */
-  async forwardBatch(seqs: readonly { ids: readonly number[]; typeIds?: readonly number[] }[]): Promise<EncoderOutput[]> {
+  async forwardBatch(seqs: readonly { ids: readonly number[]; typeIds?: readonly number[] }[], opts: { kernelTimes?: KernelTime[] } = {}): Promise<EncoderOutput[]> {
     const { cfg } = this;
     for (const q of seqs) this.check(q.ids, q.typeIds);
     const out: EncoderOutput[] = [];
@@ -358,9 +358,11 @@ export class Encoder {
       writeBuffer(this.dev.device, b.ids, ids);
       writeBuffer(this.dev.device, b.pos, Uint32Array.from({ length: B * T }, (_, i) => Math.min(cfg.maxPositions - 1, cfg.positionOffset + (i % T))));
       writeBuffer(this.dev.device, b.types, types);
-      const rec = new Recorder(this.dev, { timestamps: false });
+      // opts.kernelTimes: per-dispatch GPU times appended (devices created with timestamps; benchmarks)
+      const rec = new Recorder(this.dev, { timestamps: opts.kernelTimes !== undefined });
       b.program.record(rec, vars);
-      await rec.submit();
+      const times = await rec.submit();
+      opts.kernelTimes?.push(...times);
       const all = await readFloat32(this.dev.device, b.out, B * T * cfg.hidden);
       part.forEach((q, j) => out.push({ hidden: all.slice(j * T * cfg.hidden, (j * T + q.ids.length) * cfg.hidden), tokens: q.ids.length }));
     }
