@@ -16,7 +16,7 @@ import { randomWeights } from '../src/models/random-weights.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
-import { Recorder } from '../src/gpu/recorder.ts';
+import { kernelTotals, Recorder } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
@@ -112,12 +112,10 @@ async function hostCost(dev: TesseraDevice, session: DecodeSession, promptLength
 
 /** Per-kernel GPU time of one decode step (one pass per dispatch, timestamps). */
 async function kernelProfile(dev: TesseraDevice, session: DecodeSession, promptLength: number) {
-  const prof = new Map<string, number>();
   if (!dev.timestamps) return {};
   const rec = new Recorder(dev);
   await session.recordDecode(rec, promptLength, 1, 1, 'program');
-  for (const t of await rec.submit()) prof.set(t.label, (prof.get(t.label) ?? 0) + t.ms);
-  return Object.fromEntries([...prof].map(([k, v]) => [k, +v.toFixed(4)]));
+  return Object.fromEntries([...kernelTotals(await rec.submit())].map(([k, v]) => [k, +v.ms.toFixed(4)]));
 }
 
 async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Encoder, encoderConfigFromHF, encoderTensorShapes } from '../src/models/encoder.ts';
-import type { KernelTime } from '../src/gpu/recorder.ts';
+import { kernelTotals, type KernelTime } from '../src/gpu/recorder.ts';
 import { receiptCommit } from './commit.ts';
 
 function arg(name: string, def: string): string {
@@ -51,15 +51,8 @@ for (const batch of arg('batch', '1,64').split(',').map(Number)) {
   // one more forward, timed per dispatch (not part of the wall-time median above)
   const kernelTimes: KernelTime[] = [];
   await enc.forwardBatch(seqs, { kernelTimes });
-  const byLabel = new Map<string, { ms: number; n: number }>();
-  for (const k of kernelTimes) {
-    const e = byLabel.get(k.label) ?? { ms: 0, n: 0 };
-    e.ms += k.ms;
-    e.n++;
-    byLabel.set(k.label, e);
-  }
   const gpuMsTotal = kernelTimes.reduce((a, k) => a + k.ms, 0);
-  const kernels = [...byLabel].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12).map(([label, e]) => ({ label, ms: +e.ms.toFixed(4), dispatches: e.n }));
+  const kernels = [...kernelTotals(kernelTimes)].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12).map(([label, e]) => ({ label, ms: +e.ms.toFixed(4), dispatches: e.dispatches }));
   results.push({ batch, sequence: seq, msPerBatchMedian: +ms.toFixed(3), msPerBatchMin: +times[0]!.toFixed(3), embeddingsPerSecond: +perSecond.toFixed(1), reps, dispatches: kernelTimes.length, gpuMsTotal: +gpuMsTotal.toFixed(3), kernels });
   console.log(`batch ${batch}: ${ms.toFixed(2)} ms per batch (median of ${reps}), ${perSecond.toFixed(1)} embeddings/s`);
   if (kernelTimes.length) console.log(`  GPU ${gpuMsTotal.toFixed(3)} ms over ${kernelTimes.length} dispatches; largest: ${kernels.slice(0, 5).map((k) => `${k.label} ${k.ms} ms`).join(', ')}`);

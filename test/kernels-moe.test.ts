@@ -9,7 +9,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/quant/index.ts';
+import { dequantize, quantize } from '../src/formats/quant/index.ts';
+import { EXPERT_GGML_TYPES } from '../src/models/moe-weights.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import type { MoeConfig } from '../src/models/config.ts';
 import { moeForward } from '../src/reference/moe.ts';
@@ -70,7 +71,6 @@ const CASES: Case[] = [
   { kind: 'qwen3_moe', mx: false, T: 16400, E: 8, K: 4, H: 8, I: 4, norm: true },
 ];
 
-const GGML = { q8_0: [dequantizeQ8_0, quantizeQ8_0], q4_k: [dequantizeQ4_K, quantizeQ4_K], q6_k: [dequantizeQ6_K, quantizeQ6_K] } as const;
 
 describe('moe contract vs the CPU reference', () => {
   it.for(CASES)('$kind mx=$mx up=$up down=$down T=$T E=$E K=$K H=$H I=$I', async (c) => {
@@ -119,9 +119,9 @@ describe('moe contract vs the CPU reference', () => {
     } else {
       const stored = (x: Float32Array, fmt: Fmt | undefined, shape: number[]) => {
         if (!fmt || fmt === 'f32') return { x, t: { dtype: 'float32', shape, data: x } };
-        const [deq, quant] = GGML[fmt as 'q8_0' | 'q4_k' | 'q6_k'];
-        const q = quant(x);
-        return { x: deq(q, x.length), t: { dtype: fmt, shape, data: q } };
+        const type = EXPERT_GGML_TYPES[fmt as keyof typeof EXPERT_GGML_TYPES];
+        const q = quantize(type, x);
+        return { x: dequantize(type, q, x.length), t: { dtype: fmt, shape, data: q } };
       };
       const su = stored(up, c.up, [E, 2 * I, H]);
       const sd = stored(down, c.down, [E, H, I]);
@@ -144,10 +144,8 @@ describe('moe contract vs the CPU reference', () => {
         }
       : { 'mlp.gate.weight': routerW, 'mlp.experts.gate_up_proj': up, 'mlp.experts.down_proj': down };
     const want = moeForward(m, x, T, H, (n) => tensors[n]!, '');
-    const { plan, outputs } = await runContract(dev, opContract('moe'), {
-      inputs: inputs as never,
-      attributes: { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 },
-    });
+    const attributes = { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 };
+    const { plan, outputs } = await runContract(dev, opContract('moe'), { inputs: inputs as never, attributes });
     expect(plan.variant).toBe(c.mx ? 'mxfp4' : (c.up ?? 'f32') !== 'f32' || (c.down ?? 'f32') !== 'f32' ? 'ggml' : 'float');
     const got = outputs.y!.data as Float32Array;
     let d = 0;
@@ -167,11 +165,7 @@ describe('moe contract vs the CPU reference', () => {
     ] as const;
     for (const [label, tunables, passes] of modes) {
       if (c.T * c.K >= 10000 || (label === 'moeGroup on' && c.T * c.K < 32)) continue;
-      const o = await runContract(dev, opContract('moe'), {
-        inputs: inputs as never,
-        attributes: { top_k: c.K, routing: m.routing, norm_topk_prob: c.norm ? 1 : 0, activation: m.activation, alpha: 1.702, limit: 7 },
-        tunables,
-      });
+      const o = await runContract(dev, opContract('moe'), { inputs: inputs as never, attributes, tunables });
       expect(o.plan.passes.map((p) => p.id), label).toEqual(passes);
       if (label === 'moeRows workgroup') expect(o.plan.passes.find((p) => p.id === 'up')!.dispatch[0]).toBe(I);
       const g2 = o.outputs.y!.data as Float32Array;

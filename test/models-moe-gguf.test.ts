@@ -5,7 +5,7 @@
  * never rounded) gives the folder's CPU reference logits, on the CPU reference and on the GPU.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GgmlType, gv, quantizeMXFP4, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0, type GgufTensorToWrite } from '../src/formats/index.ts';
+import { GgmlType, gv, quantize, quantizeMXFP4, type GgufTensorToWrite } from '../src/formats/index.ts';
 import { dequantizeMxfp4Hf, quantizeMxfp4Hf } from '../src/formats/quant/mxfp4.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { loadModel } from '../src/models/load.ts';
@@ -16,7 +16,8 @@ import { computeLogits } from '../src/runtime/logits.ts';
 import { testDevice } from './helpers/device.ts';
 import { f32, randomTensors, t3, writeModel } from './helpers/moe-fixtures.ts';
 import { GPT_OSS_TINY, QWEN3_MOE_TINY } from './helpers/moe-tiny.ts';
-import { asBytes, moeGgufName as ggufName, moeMeta as meta, writeGgufFile as writeFile } from './helpers/moe-gguf.ts';
+import { ggufName } from './helpers/default-gguf.ts';
+import { asBytes, moeMeta as meta, writeGgufFile as writeFile } from './helpers/moe-gguf.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -62,8 +63,7 @@ describe('MoE GGUF files (llama.cpp layout)', () => {
         const stacked = new Float32Array(E * rows * cols);
         for (let e = 0; e < E; e++) stacked.set(t.get(`model.layers.${l}.mlp.experts.${e}.${part}_proj.weight`)!.x, e * rows * cols);
         const type = part === 'down' ? downType : upType;
-        const data = { [GgmlType.F32]: asBytes, [GgmlType.Q8_0]: quantizeQ8_0, [GgmlType.Q4_K]: quantizeQ4_K, [GgmlType.Q6_K]: quantizeQ6_K }[type](stacked);
-        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type, shape: [E, rows, cols], data });
+        tensors.push({ name: `blk.${l}.ffn_${part}_exps.weight`, type, shape: [E, rows, cols], data: quantize(type, stacked) });
       }
     }
     const file = await writeFile('qwen3moe', meta('qwen3moe', cfg, { 'qwen3moe.expert_count': gv.u32(E), 'qwen3moe.expert_feed_forward_length': gv.u32(I) }), tensors);

@@ -36,6 +36,18 @@ export interface KernelTime {
   ms: number;
 }
 
+/** Kernel times summed per label (first-seen order): GPU ms and the number of dispatches. */
+export function kernelTotals(times: readonly KernelTime[]): Map<string, { ms: number; dispatches: number }> {
+  const out = new Map<string, { ms: number; dispatches: number }>();
+  for (const t of times) {
+    const e = out.get(t.label) ?? { ms: 0, dispatches: 0 };
+    e.ms += t.ms;
+    e.dispatches++;
+    out.set(t.label, e);
+  }
+  return out;
+}
+
 /**
  * Encodes steps: one compute pass per run of dispatches (copies end a pass), or, with a query set, one pass per
  * dispatch with timestamps at its start and end. Collects the dispatches' labels into `labels` when given.

@@ -5,7 +5,7 @@
  * place). From transformers' gpt-oss parameters ([E, in, out]: transposed here), Qwen3-MoE stacked tensors (already
  * rows = outputs) or per-expert tensors (stacked here).
  */
-import { GgmlType } from '../formats/quant/ggml-types.ts';
+import { GgmlType, ggmlByteSize, ggmlTypeInfo } from '../formats/quant/ggml-types.ts';
 import { quantizeQ4_K, quantizeQ8_0 } from '../formats/quant/index.ts';
 import { mxfp4GgufToHf } from '../formats/quant/mxfp4.ts';
 import type { ModelSource } from './source.ts';
@@ -16,8 +16,8 @@ export interface ExpertTensor {
    * transformers form the decoder binds (gate_up_proj_bias interleaved [E, 2I], down_proj_bias [E, H]).
    */
   name: string;
-  /** uint8: MXFP4 blocks (with a `_scales` tensor); q8_0 / q4_k: ggml blocks of each row. */
-  dtype: 'float32' | 'uint8' | 'q8_0' | 'q4_k' | 'q6_k';
+  /** uint8: MXFP4 blocks (with a `_scales` tensor); q8_0 / q4_k / q6_k: ggml blocks of each row. */
+  dtype: 'float32' | 'uint8' | ExpertBlockFormat;
   shape: number[];
   data: Float32Array | Uint8Array;
 }
@@ -32,16 +32,15 @@ export function transpose3(x: Float32Array, E: number, R: number, C: number): Fl
   return y;
 }
 
-/** Block formats the moe contract reads in place, by rows of `K` inputs. */
-function ggmlRows(type: number | undefined, K: number): 'q8_0' | 'q4_k' | 'q6_k' | undefined {
-  if (type === GgmlType.Q8_0 && K % 32 === 0) return 'q8_0';
-  if (type === GgmlType.Q4_K && K % 256 === 0) return 'q4_k';
-  if (type === GgmlType.Q6_K && K % 256 === 0) return 'q6_k';
-  return undefined;
-}
+/** The ggml block formats the moe contract reads in place: expert dtype -> ggml type. */
+export const EXPERT_GGML_TYPES = { q8_0: GgmlType.Q8_0, q4_k: GgmlType.Q4_K, q6_k: GgmlType.Q6_K } as const;
+type ExpertBlockFormat = keyof typeof EXPERT_GGML_TYPES;
 
-/** Bytes of one row of K values in a ggml block format. */
-const GGML_ROW_BYTES = { q8_0: (K: number) => (K / 32) * 34, q4_k: (K: number) => (K / 256) * 144, q6_k: (K: number) => (K / 256) * 210 } as const;
+/** The block format of rows of `K` inputs stored as ggml `type`, if the moe contract reads them in place. */
+function ggmlRows(type: number | undefined, K: number): ExpertBlockFormat | undefined {
+  const fmt = (Object.keys(EXPERT_GGML_TYPES) as ExpertBlockFormat[]).find((f) => EXPERT_GGML_TYPES[f] === type);
+  return fmt && K % ggmlTypeInfo(EXPERT_GGML_TYPES[fmt])!.blockSize === 0 ? fmt : undefined;
+}
 
 /** Float rows quantized for `quant` where the rows fit its blocks (else kept f32). */
 function quantRows(name: string, x: Float32Array, shape: number[], quant: string | undefined): ExpertTensor {
@@ -134,7 +133,7 @@ async function ggufExperts(src: ModelSource, l: number): Promise<ExpertTensor[]>
   } else {
     const fmt = ggmlRows(upType, H);
     if (fmt) {
-      const rowBytes = GGML_ROW_BYTES[fmt](H);
+      const rowBytes = ggmlByteSize(ggmlTypeInfo(EXPERT_GGML_TYPES[fmt])!, H);
       out.push({ name: x + 'w_up', dtype: fmt, shape: [E, 2 * I, H], data: mergeRows(await src.readRaw(x + 'gate_exps'), await src.readRaw(x + 'up_exps'), E, I, rowBytes, gpt) });
     } else {
       out.push({ name: x + 'w_up', dtype: 'float32', shape: [E, 2 * I, H], data: mergeRows(await src.toFloat32(x + 'gate_exps'), await src.toFloat32(x + 'up_exps'), E, I, H, gpt) });

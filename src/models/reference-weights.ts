@@ -8,12 +8,12 @@
  * - GGUF's stacked gate / up / down (any ggml type, MXFP4 included): merged the same way (moe-weights.ts), biases too.
  * For tests and tiny models: the whole model is held in f32.
  */
-import { dequantize, GgmlType } from '../formats/quant/index.ts';
+import { dequantize } from '../formats/quant/index.ts';
 import { dequantizeMxfp4Hf } from '../formats/quant/mxfp4.ts';
 import type { WeightMap } from '../reference/llm.ts';
 import { ModelConfigError } from './errors.ts';
 import type { ModelSource } from './source.ts';
-import { gpuExpertTensors, isExpertMatrix, transpose3 } from './moe-weights.ts';
+import { EXPERT_GGML_TYPES, gpuExpertTensors, isExpertMatrix, transpose3 } from './moe-weights.ts';
 import { checkWeights } from './weights.ts';
 
 export async function referenceWeights(src: ModelSource): Promise<WeightMap> {
@@ -38,8 +38,7 @@ export async function referenceWeights(src: ModelSource): Promise<WeightMap> {
       const rows = (n: string): Float32Array => {
         const t = gpu.get(x + n)!;
         if (t.dtype === 'float32') return t.data as Float32Array;
-        const ggml = { q8_0: GgmlType.Q8_0, q4_k: GgmlType.Q4_K, q6_k: GgmlType.Q6_K } as const;
-        if (t.dtype !== 'uint8') return dequantize(ggml[t.dtype], t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
+        if (t.dtype !== 'uint8') return dequantize(EXPERT_GGML_TYPES[t.dtype], t.data as Uint8Array, t.shape.reduce((a, b) => a * b, 1));
         const blocks = t.data as Uint8Array;
         const scales = gpu.get(x + n + '_scales')!.data as Uint8Array;
         if (blocks.length !== scales.length * 16) {

@@ -7,28 +7,30 @@ import { tokenizerJsonToGgufMetadata } from '../../src/tokenizer/index.ts';
 
 const DIR = new URL('../../models/default/', import.meta.url).pathname;
 
-/** HF tensor names to llama.cpp's (dense Llama / Qwen layers). */
-export const HF_TO_GGUF: [RegExp, string][] = [
-  [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
-  [/^model\.norm\.weight$/, 'output_norm.weight'],
-  [/^lm_head\.weight$/, 'output.weight'],
-  [/^model\.layers\.(\d+)\.input_layernorm\.weight$/, 'blk.$1.attn_norm.weight'],
-  [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.q_proj\.weight$/, 'blk.$1.attn_q.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.k_proj\.weight$/, 'blk.$1.attn_k.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.v_proj\.weight$/, 'blk.$1.attn_v.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.q_norm\.weight$/, 'blk.$1.attn_q_norm.weight'],
-  [/^model\.layers\.(\d+)\.self_attn\.k_norm\.weight$/, 'blk.$1.attn_k_norm.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.gate_proj\.weight$/, 'blk.$1.ffn_gate.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.up_proj\.weight$/, 'blk.$1.ffn_up.weight'],
-  [/^model\.layers\.(\d+)\.mlp\.down_proj\.weight$/, 'blk.$1.ffn_down.weight'],
+const LAYER: [RegExp, string][] = [
+  [/^input_layernorm\.weight$/, 'attn_norm.weight'],
+  [/^self_attn\.(q|k|v)_proj\.(weight|bias)$/, 'attn_$1.$2'],
+  [/^self_attn\.o_proj\.(weight|bias)$/, 'attn_output.$1'],
+  [/^self_attn\.(q|k)_norm\.weight$/, 'attn_$1_norm.weight'],
+  [/^self_attn\.sinks$/, 'attn_sinks.weight'],
+  [/^mlp\.(router|gate)\.(weight|bias)$/, 'ffn_gate_inp.$2'],
+  [/^mlp\.(gate|up|down)_proj\.weight$/, 'ffn_$1.weight'],
 ];
 
-export const ggufName = (hf: string): string => {
-  for (const [re, to] of HF_TO_GGUF) if (re.test(hf)) return hf.replace(re, to);
+/**
+ * llama.cpp's name for an HF tensor (Llama / Qwen dense layers; the qwen3moe and gpt-oss router, sinks and biases;
+ * stacked expert tensors excepted: writers restack them). gpt-oss calls the pre-MLP norm post_attention_norm.
+ */
+export function ggufName(hf: string, arch = 'llama'): string {
+  if (hf === 'model.embed_tokens.weight') return 'token_embd.weight';
+  if (hf === 'model.norm.weight') return 'output_norm.weight';
+  if (hf === 'lm_head.weight') return 'output.weight';
+  const m = /^model\.layers\.(\d+)\.(.*)$/.exec(hf);
+  if (!m) throw new Error(`no GGUF name for ${hf}`);
+  if (m[2] === 'post_attention_layernorm.weight') return `blk.${m[1]}.${arch === 'gpt-oss' ? 'post_attention_norm' : 'ffn_norm'}.weight`;
+  for (const [re, to] of LAYER) if (re.test(m[2]!)) return `blk.${m[1]}.${m[2]!.replace(re, to)}`;
   throw new Error(`no GGUF name for ${hf}`);
-};
+}
 
 /** llama.cpp's LLaMA conversion: within each head, row (j * D/2 + i) moves to (i * 2 + j). */
 export function permuteRows(w: Float32Array, heads: number, cols: number): Float32Array {

@@ -1,7 +1,7 @@
 /**
- * GGUF files in llama.cpp's MoE layout (qwen3moe, gpt-oss) written by our writer: HF-to-GGUF tensor names, the
- * metadata keys, and a converter from an HF MoE folder (f32 tensors; gpt-oss experts in the released MXFP4 form) to a
- * .gguf file. Facts from llama.cpp's convention: stacked ffn_{gate,up,down}_exps [E, rows, in], the router as
+ * GGUF files in llama.cpp's MoE layout (qwen3moe, gpt-oss) written by our writer: the metadata keys (tensor names:
+ * default-gguf.ts's ggufName), and a converter from an HF MoE folder (f32 tensors; gpt-oss experts in the released
+ * MXFP4 form) to a .gguf file. Facts from llama.cpp's convention: stacked ffn_{gate,up,down}_exps [E, rows, in], the router as
  * ffn_gate_inp, sinks as attn_sinks, gpt-oss's post-attention norm as post_attention_norm, MXFP4 blocks of
  * { e8m0 scale, 16 bytes: element j in the low nibble of byte j, element j + 16 in its high nibble }.
  */
@@ -9,28 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GgmlType, gv, parseSafetensorsBytes, writeGguf, type GgufMetadataInput, type GgufTensorToWrite } from '../../src/formats/index.ts';
-
-const LAYER: [RegExp, string][] = [
-  [/^input_layernorm\.weight$/, 'attn_norm.weight'],
-  [/^self_attn\.(q|k|v)_proj\.(weight|bias)$/, 'attn_$1.$2'],
-  [/^self_attn\.o_proj\.(weight|bias)$/, 'attn_output.$1'],
-  [/^self_attn\.(q|k)_norm\.weight$/, 'attn_$1_norm.weight'],
-  [/^self_attn\.sinks$/, 'attn_sinks.weight'],
-  [/^mlp\.(router|gate)\.(weight|bias)$/, 'ffn_gate_inp.$2'],
-  [/^mlp\.(gate|up|down)_proj\.weight$/, 'ffn_$1.weight'],
-];
-
-/** llama.cpp's name for an HF tensor of a qwen3moe / gpt-oss model (expert tensors excepted: they are restacked). */
-export function moeGgufName(hf: string, arch: string): string {
-  if (hf === 'model.embed_tokens.weight') return 'token_embd.weight';
-  if (hf === 'model.norm.weight') return 'output_norm.weight';
-  if (hf === 'lm_head.weight') return 'output.weight';
-  const m = /^model\.layers\.(\d+)\.(.*)$/.exec(hf);
-  if (!m) throw new Error(`no GGUF name for ${hf}`);
-  if (m[2] === 'post_attention_layernorm.weight') return `blk.${m[1]}.${arch === 'gpt-oss' ? 'post_attention_norm' : 'ffn_norm'}.weight`;
-  for (const [re, to] of LAYER) if (re.test(m[2]!)) return `blk.${m[1]}.${m[2]!.replace(re, to)}`;
-  throw new Error(`no GGUF name for ${hf}`);
-}
+import { ggufName } from './default-gguf.ts';
 
 export const asBytes = (x: Float32Array) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
 
@@ -114,7 +93,7 @@ export async function moeFolderToGguf(dir: string): Promise<string> {
   const tensors: GgufTensorToWrite[] = [];
   for (const t of header.tensors) {
     if (/\.mlp\.experts\./.test(t.name)) continue;
-    tensors.push({ name: moeGgufName(t.name, arch), type: GgmlType.F32, shape: [...t.shape], data: asBytes(f32(t.name)) });
+    tensors.push({ name: ggufName(t.name, arch), type: GgmlType.F32, shape: [...t.shape], data: asBytes(f32(t.name)) });
   }
   const stack = (parts: Float32Array[]) => {
     const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
