@@ -157,17 +157,28 @@ function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string
  * Prefill throughput: a prompt of T tokens (one compiled prefill program per bucket; T a power of two is its own
  * bucket) to its first sampled token, best of 3 after a compiling run.
  */
-async function prefillRuns(dec: Decoder, lengths: readonly number[]) {
-  const out: { tokens: number; ms: number; tokensPerSecond: number }[] = [];
+async function prefillRuns(dev: TesseraDevice, dec: Decoder, lengths: readonly number[]) {
+  const out: { tokens: number; ms: number; tokensPerSecond: number; gpuMsPerKernel?: Record<string, number>; gpuMsTotal?: number }[] = [];
   for (const T of lengths) {
     const ids = Array.from({ length: T }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
     let best = Infinity;
+    let session: DecodeSession | undefined;
     for (let i = 0; i < 4; i++) {
       const r = await loopSteps(dec, ids, 0, 'program');
       if (i > 0) best = Math.min(best, r.prefillMs);
+      session = r.session;
     }
-    out.push({ tokens: T, ms: best, tokensPerSecond: (T / best) * 1000 });
-    console.log(`  prefill ${T} tokens: ${best.toFixed(2)} ms, ${((T / best) * 1000).toFixed(0)} tok/s`);
+    const entry: (typeof out)[number] = { tokens: T, ms: best, tokensPerSecond: (T / best) * 1000 };
+    if (dev.timestamps && session) {
+      // one more prefill with a timestamped pass per dispatch: GPU time per kernel (the largest 12) and in all
+      const rec = new Recorder(dev);
+      await session.recordPrefill(rec, ids, 1, 'program');
+      const totals = [...kernelTotals(await rec.submit())].sort((a, b) => b[1].ms - a[1].ms);
+      entry.gpuMsTotal = +totals.reduce((a, [, v]) => a + v.ms, 0).toFixed(3);
+      entry.gpuMsPerKernel = Object.fromEntries(totals.slice(0, 12).map(([k, v]) => [k, +v.ms.toFixed(3)]));
+    }
+    out.push(entry);
+    console.log(`  prefill ${T} tokens: ${best.toFixed(2)} ms, ${((T / best) * 1000).toFixed(0)} tok/s` + (entry.gpuMsPerKernel ? `; GPU ${entry.gpuMsTotal} ms timestamped: ${JSON.stringify(entry.gpuMsPerKernel)}` : ''));
   }
   return out;
 }
@@ -188,7 +199,7 @@ for (const p of presets) {
     const w = randomWeights(dev, cfg, q);
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
-    const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dec, prefillLengths) };
+    const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dev, dec, prefillLengths) };
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
     console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);

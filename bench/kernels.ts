@@ -2,12 +2,13 @@
  * Kernel benchmark: weight-times-activation (the `linear` contract) for f16, Q4_K, Q8_0 and Q6_K weights at the decoder shapes of
  * Llama-3.2-1B and Llama-3.1-8B, for M = 1 (decode: GB/s as a fraction of the streaming-read bandwidth measured by the
  * same harness) and M >= 16 (prefill: TFLOP/s). Each case times the contract's choice for this device; with `--sweep`
- * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces.
+ * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces; with
+ * `--gemm-sweep` the subgroup-matrix prefill GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg).
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048]] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048]] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -159,6 +160,20 @@ interface SweepPoint {
   fractionOfReadBandwidth: number;
 }
 
+/** gemm-sgmat staging configurations timed by --gemm-sweep (the contract's tunables; {} = its defaults). */
+const GEMM_SWEEP: Record<string, number | string>[] = [
+  {},
+  { sgmatPad: 8 },
+  { sgmatPrefetch: 'on' },
+  { sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatK: 64, sgmatPad: 8 },
+  { sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 128, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 128, sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 128, sgmatK: 64, sgmatPad: 8 },
+  { sgmatTile: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
+];
+
 function sweepConfigs(): Record<string, number>[] {
   const out: Record<string, number>[] = [];
   const shapes: [number, number][] = [
@@ -228,6 +243,7 @@ async function main() {
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
   const sweep = process.argv.includes('--sweep');
+  const gemmSweep = process.argv.includes('--gemm-sweep');
   // --ort: ONNX Runtime's WebGPU MatMulNBits (4-bit, block 32) at the Q4_K shapes, wall time per call on both sides
   const ort = process.argv.includes('--ort') ? await loadOrt() : undefined;
   const dev = await createDevice({ timestamps: true });
@@ -329,6 +345,24 @@ async function main() {
           } catch (e) {
             entry.ortMatMulNBits = { error: (e as Error).message.split('\n')[0] };
           }
+        }
+        if (gemmSweep && plan.variant.endsWith('_sgmat')) {
+          // the subgroup-matrix GEMM over its staging tunables, in the same run (fastest first)
+          const points: { tunables: Record<string, number | string>; inPassMs: number; tflops: number }[] = [];
+          for (const tunables of GEMM_SWEEP) {
+            let p: Plan;
+            try {
+              p = req({ variant: plan.variant, tunables: { prefillSgmat: 'on', ...tunables } });
+            } catch (e) {
+              if (!(e instanceof ContractError)) throw e;
+              continue;
+            }
+            const tt = await timePlan(dev, p, x, ws, y, reps);
+            points.push({ tunables, inPassMs: +tt.inPassMs.toFixed(5), tflops: +((2 * M * N * K) / (tt.inPassMs / 1000) / 1e12).toFixed(2) });
+          }
+          points.sort((a, b) => a.inPassMs - b.inPassMs);
+          entry.gemmSweep = points;
+          for (const q of points) console.log(`  gemm sweep ${JSON.stringify(q.tunables)}: ${q.inPassMs.toFixed(4)} ms, ${q.tflops} TFLOP/s`);
         }
         if (sweep && M === 1) {
           const points: SweepPoint[] = [];

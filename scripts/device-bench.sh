@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemm decode torch ort embed moe fixtures.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
@@ -31,6 +31,8 @@ for s in "${steps[@]}"; do
     gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
     # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
+    # the subgroup-matrix GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg) at the 8B prefill shapes
+    gemm-sweep) run gemm-sweep 400 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 512,2048 --shapes 4096x4096,14336x4096,4096x14336 --gemm-sweep --reps 5 --out "$OUT/kernels-gemm-sweep.json" ;;
     # models: defaults, then the tunables still behind flags
     decode)
       run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
@@ -54,6 +56,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm decode torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode torch ort embed moe fixtures)" >&2 ;;
   esac
 done

@@ -1,7 +1,7 @@
 /**
  * The prefill GEMM on subgroup matrices (gemm-sgmat.wgsl.jinja: f16 x f16 -> f32 16x16x16, activations and weights
  * staged as f16 tiles) for f16 and Q4_K weights against the CPU reference, on shapes that are not multiples of the
- * 64 x 64 tile. Needs subgroup matrices with that configuration, shader-f16 and subgroups of 32: elsewhere (SwiftShader)
+ * 64 x 64 tile, with the staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg). Needs subgroup matrices with that configuration, shader-f16 and subgroups of 32: elsewhere (SwiftShader)
  * each case says so and is skipped; the GPU lane runs it on the H200.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,14 +21,23 @@ beforeAll(async () => {
 });
 
 describe('linear on subgroup matrices (prefill)', () => {
+  const staged = { sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' };
   it.for([
-    ['float16', 9, 70, 96, 64],
-    ['float16', 130, 200, 512, 64],
-    ['q4_k', 65, 70, 256, 64], // q4k_sgmat runs from M = 64 (below it the batched Q4_K GEMM is faster)
-    ['q4_k', 77, 129, 768, 64],
-    ['float16', 130, 300, 512, 128], // 128 x 128 tiles: 8 subgroups in 2 x 4
-    ['q4_k', 260, 129, 768, 128],
-  ] as const)('%s M=%i N=%i K=%i tile %i', async ([fmt, M, N, K, tile], ctx) => {
+    ['float16', 9, 70, 96, 64, {}],
+    ['float16', 130, 200, 512, 64, {}],
+    ['q4_k', 65, 70, 256, 64, {}], // q4k_sgmat runs from M = 64 (below it the batched Q4_K GEMM is faster)
+    ['q4_k', 77, 129, 768, 64, {}],
+    ['float16', 130, 300, 512, 128, {}], // 128 x 128 tiles: 8 subgroups in 2 x 4
+    ['q4_k', 260, 129, 768, 128, {}],
+    // the staging tunables: K steps of 64 (a Q4_K sub-block pair), padded rows, register prefetch, 4 subgroups of 64 x 64
+    ['float16', 130, 300, 512, 128, staged],
+    ['q4_k', 260, 129, 768, 128, staged],
+    ['q4_k', 77, 129, 768, 64, staged],
+    ['float16', 9, 70, 96, 64, { sgmatPad: 8, sgmatPrefetch: 'on' }],
+    ['q4_k', 200, 300, 512, 128, { sgmatWg: 128, sgmatPrefetch: 'on' }],
+    ['float16', 140, 150, 320, 128, { sgmatWg: 128, sgmatK: 64, sgmatPad: 8 }],
+    ['q4_k', 70, 90, 512, 128, { sgmatK: 64 }],
+  ] as const)('%s M=%i N=%i K=%i tile %i %o', async ([fmt, M, N, K, tile, tunables], ctx) => {
     const r = new Rng(`gemm-sgmat/${fmt}/${M}x${N}x${K}`);
     const x = r.floats(M * K);
     const wf = r.floats(N * K);
@@ -40,7 +49,7 @@ describe('linear on subgroup matrices (prefill)', () => {
       out = await runContract(dev, opContract('linear'), {
         inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: fmt, shape: [N, K], data: fmt === 'q4_k' ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2) } },
         attributes: { alpha: 0.5 },
-        tunables: { prefillSgmat: 'on', sgmatTile: tile },
+        tunables: { prefillSgmat: 'on', sgmatTile: tile, ...tunables },
         variant,
       });
     } catch (e) {
