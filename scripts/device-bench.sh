@@ -33,11 +33,12 @@ for s in "${steps[@]}"; do
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
     # the subgroup-matrix GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg) at the 8B prefill shapes
     gemm-sweep) run gemm-sweep 400 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 512,2048 --shapes 4096x4096,14336x4096,4096x14336 --gemm-sweep --reps 5 --out "$OUT/kernels-gemm-sweep.json" ;;
-    # models: defaults, then the tunables still behind flags
+    # models: defaults, then (DECODE_TUNABLES='{"linear":{...}}') the same under tunables still behind flags
     decode)
-      run decode 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
-      TESSERA_TUNABLES='{"linear":{"gemvInt8":"on","sgmatTile":128},"linear_fused":{"gemvInt8":"on"},"attention":{"prefillFlash":"on"}}' \
-        run decode-tunables 200 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json" ;;
+      run decode 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
+      if [ -n "${DECODE_TUNABLES:-}" ]; then
+        TESSERA_TUNABLES=$DECODE_TUNABLES run decode-tunables 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json"
+      fi ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
