@@ -224,7 +224,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
-    for (const tunables of [{}, { prefillFlash: 'on' }] as Record<string, string>[]) {
+    for (const tunables of [{}, { prefillSgmat: 'off' }] as Record<string, string>[]) {
       const { plan, t } = await run(T, T, tunables);
       const flops = 2 * 2 * H * D * ((T * (T + 1)) / 2);
       out.push({ kind: 'prefill', tokens: T, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
