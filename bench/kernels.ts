@@ -201,7 +201,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   const eb = f16 === 'float16' ? 2 : 4;
   const out: unknown[] = [];
   const u32 = dev.device.createBuffer({ size: 16, usage: USAGE.STORAGE | USAGE.COPY_DST });
-  const run = async (T: number, ctx: number, tunables: Record<string, string>) => {
+  const run = async (T: number, ctx: number, tunables: Record<string, string | number>) => {
     const cap = Math.max(ctx, 256);
     const shapes = { q: [T, H, D], k: [cap, Hkv, D], v: [cap, Hkv, D], kvLen: [1], pageTable: [1] };
     const plan = planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
@@ -224,11 +224,11 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
-    for (const tunables of [{}, { prefillSgmat: 'off' }] as Record<string, string>[]) {
+    for (const tunables of [{}, { prefillSgmatRows: 128 }, { prefillSgmat: 'off' }] as Record<string, string | number>[]) {
       const { plan, t } = await run(T, T, tunables);
       const flops = 2 * 2 * H * D * ((T * (T + 1)) / 2);
-      out.push({ kind: 'prefill', tokens: T, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
-      console.log(`attention prefill ${T} tokens: ${plan.variant} ${t.inPassMs.toFixed(3)} ms, ${(flops / (t.inPassMs / 1000) / 1e12).toFixed(2)} TFLOP/s`);
+      out.push({ kind: 'prefill', tokens: T, variant: plan.variant, tunables, inPassMs: +t.inPassMs.toFixed(4), tflops: +(flops / (t.inPassMs / 1000) / 1e12).toFixed(2) });
+      console.log(`attention prefill ${T} tokens: ${plan.variant} ${JSON.stringify(tunables)} ${t.inPassMs.toFixed(3)} ms, ${(flops / (t.inPassMs / 1000) / 1e12).toFixed(2)} TFLOP/s`);
     }
   }
   u32.destroy();

@@ -58,16 +58,20 @@ describe('attention prefill_flash', () => {
 
 describe('attention prefill_sgmat (subgroup matrices)', () => {
   it.for([
-    // tokens, heads, kv heads, head dim, capacity, start, softcap, window, causal
-    [37, 4, 4, 64, 64, 0, 0, 0, 1],
-    [70, 8, 2, 128, 128, 0, 0, 0, 1],
-    [19, 8, 1, 128, 250, 200, 0, 0, 1],
-    [130, 32, 8, 128, 256, 0, 30, 0, 1],
-    [50, 16, 8, 64, 128, 10, 0, 17, 1],
-    [24, 4, 1, 128, 64, 0, 0, 0, 0],
-    [300, 8, 8, 128, 512, 40, 0, 0, 1],
-    [90, 12, 4, 64, 100, 5, 0, 40, 1],
-  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i softcap %i window %i causal %i', async ([T, H, Hkv, D, cap, start, softcap, win, causal], ctx) => {
+    // tokens, heads, kv heads, head dim, capacity, start, softcap, window, causal, query rows per workgroup
+    [37, 4, 4, 64, 64, 0, 0, 0, 1, 64],
+    [70, 8, 2, 128, 128, 0, 0, 0, 1, 64],
+    [19, 8, 1, 128, 250, 200, 0, 0, 1, 64],
+    [130, 32, 8, 128, 256, 0, 30, 0, 1, 64],
+    [50, 16, 8, 64, 128, 10, 0, 17, 1, 64],
+    [24, 4, 1, 128, 64, 0, 0, 0, 0, 64],
+    [300, 8, 8, 128, 512, 40, 0, 0, 1, 64],
+    [90, 16, 4, 64, 100, 5, 0, 40, 1, 64],
+    [130, 32, 8, 128, 256, 0, 30, 0, 1, 128],
+    [300, 8, 8, 128, 512, 40, 0, 0, 1, 128],
+    [19, 8, 1, 128, 250, 200, 0, 0, 1, 128],
+    [90, 16, 4, 64, 100, 5, 0, 40, 1, 128],
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i softcap %i window %i causal %i rows %i', async ([T, H, Hkv, D, cap, start, softcap, win, causal, rows], ctx) => {
     const r = new Rng(`attention-prefill-sgmat/${T}/${H}/${Hkv}/${D}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, 'float16');
     let res;
@@ -75,7 +79,7 @@ describe('attention prefill_sgmat (subgroup matrices)', () => {
       res = await runContract(dev, opContract('attention'), {
         inputs: c.inputs,
         attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win, causal },
-        tunables: { prefillSgmat: 'on', cpuMapping: 'off' },
+        tunables: { prefillSgmat: 'on', prefillSgmatRows: rows, cpuMapping: 'off' },
         variant: 'prefill_sgmat',
       });
     } catch (e) {
@@ -87,7 +91,7 @@ describe('attention prefill_sgmat (subgroup matrices)', () => {
       throw e;
     }
     const G = H / Hkv;
-    expect(res.plan.passes.map((p) => p.dispatch)).toEqual([[Math.ceil(T / (64 / G)), Hkv, 1]]);
+    expect(res.plan.passes.map((p) => p.dispatch)).toEqual([[Math.ceil(T / (rows / G)), Hkv, 1]]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win, is_causal: causal });
     // queries and softmax weights rounded to f16 (2^-11 relative each), f32 accumulation
     expect(maxRelErr(res.outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(5e-3);
