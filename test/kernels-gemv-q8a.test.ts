@@ -26,7 +26,13 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2 }],
     [1, 129, 2048, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32 }],
+    // the activations rounded inside each GEMV workgroup (no quant pass)
+    [1, 37, 512, { gemvFuseQuant: 'on' }],
+    [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
+    [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
+    const fused = 'gemvFuseQuant' in tun;
+    const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';
     const r = new Rng(`gemv-q8a/${M}x${N}x${K}`);
     const x = r.floats(M * K);
     x.fill(0, 0, 32); // an all-zero block (scale 0)
@@ -38,16 +44,16 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
         inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q4_k', shape: [N, K], data: wBytes } },
         attributes: { alpha: 0.5 },
         tunables: { gemvInt8: 'on', cpuMapping: 'off', ...tun },
-        variant: 'q4k_gemv_q8a',
+        variant,
       });
     } catch (e) {
       if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
-        ctx.skip(`q4k_gemv_q8a does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+        ctx.skip(`${variant} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
         return;
       }
       throw e;
     }
-    expect(out.plan.passes.map((p) => p.id)).toEqual(['quant', 'matmul']);
+    expect(out.plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
     const y = out.outputs.y!.data as Float32Array;
     // the same int8 activations on the CPU: f32 rounding only
     expect(maxRelErr(y, matmulF32Reference(roundActivationsQ8(x), w, { M, N, K, alpha: 0.5 }))).toBeLessThan(2e-5);

@@ -95,7 +95,14 @@ describe('linear_fused vs the CPU reference', () => {
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3 }],
     [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2 }],
     [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32 }],
+    // the activations rounded inside each GEMV workgroup (no quant pass)
+    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvFuseQuant: 'on' }],
+    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvFuseQuant: 'on' }],
+    [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2, gemvFuseQuant: 'on' }],
+    [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
+    [2, 40, 1024, 'rmsnorm', 'silu', 0, { gemvWorkgroup: 64, gemvFuseQuant: 'on' }],
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
+    const fused = 'gemvFuseQuant' in tunables;
     const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
     const rowLen = prologue === 'glu' ? 2 * K : K;
     const x = r.floats(M * rowLen);
@@ -110,8 +117,8 @@ describe('linear_fused vs the CPU reference', () => {
     };
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvInt8: 'on', cpuMapping: 'off' } });
-    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain');
-    expect(plan.passes.map((p) => p.id)).toEqual(['quant', 'matmul']);
+    expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + (fused ? '_fused' : ''));
+    expect(plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
     // the prologue's activations rounded to int8 per block of 32, as the quant pass does
     const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), wRef, { M, N, K, alpha: 0.5 });
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
