@@ -32,7 +32,8 @@ for s in "${steps[@]}"; do
     # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
     # the subgroup-matrix GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg) at the 8B prefill shapes
-    gemm-sweep) run gemm-sweep 400 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 512,2048 --shapes 4096x4096,14336x4096,4096x14336 --gemm-sweep --reps 5 --out "$OUT/kernels-gemm-sweep.json" ;;
+    # (GEMM_FORMATS=float16 for the f16 weights alone: the 400 s ran out after two Q4_K shapes at 084ce54)
+    gemm-sweep) run gemm-sweep 400 node --import tsx bench/kernels.ts --formats ${GEMM_FORMATS:-q4_k,float16} --m 512,2048 --shapes 4096x4096,14336x4096,4096x14336 --gemm-sweep --reps 5 --out "$OUT/kernels-gemm-sweep.json" ;;
     # models: defaults, then (DECODE_TUNABLES='{"linear":{...}}') the same under tunables still behind flags
     decode)
       run decode 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode.json"
