@@ -241,10 +241,13 @@ describe('QMoE f16 activations and subgroup matrices (GPU lane)', () => {
     const c: QmoeCase = { name: 'sgmat', E: 4, k: 2, hidden: 128, inter: 64, bits: 4, block: 32, activation: 'swiglu', limit: 7, tokens: 80, biases: true, alpha: 1.702, beta: 1 };
     const { tensors, attrs } = makeQmoeInputs(c, SEED);
     const want = qmoeReferenceFromTensors(tensors, attrs).output;
-    const r = await runContract(dev, V2, { inputs: inputsFor(V2, tensors), attributes: { ...attrs }, tunables: { sgmatF16Compute: true } });
-    expect(r.plan.variant).toBe('quant_grouped_sgmat_f16_routed');
-    // f16 rounding of activations and dequantised weights (2^-11 relative each), f32 accumulation.
-    expect(maxRelErr(r.outputs.outputT!.data as Float32Array, want)).toBeLessThanOrEqual(1e-2);
+    // with and without the staging tunable (padded rows, vec4 activation loads, register prefetch)
+    for (const sgmatStaging of [false, true]) {
+      const r = await runContract(dev, V2, { inputs: inputsFor(V2, tensors), attributes: { ...attrs }, tunables: { sgmatF16Compute: true, sgmatStaging } });
+      expect(r.plan.variant).toBe('quant_grouped_sgmat_f16_routed');
+      // f16 rounding of activations and dequantised weights (2^-11 relative each), f32 accumulation.
+      expect(maxRelErr(r.outputs.outputT!.data as Float32Array, want), `sgmatStaging ${sgmatStaging}`).toBeLessThanOrEqual(1e-2);
+    }
   });
 });
 
