@@ -5,7 +5,8 @@
  * each case says so and is skipped; the GPU lane runs it on the H200.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError } from '../src/contracts/index.ts';
+import { ContractError, resolveContract } from '../src/contracts/index.ts';
+import { editedProfile, h200 } from './contracts-helpers.ts';
 import { runContract } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -64,5 +65,22 @@ describe('linear on subgroup matrices (prefill)', () => {
     const want = matmulF32Reference(x, wRef, { M, N, K, alpha: 0.5 });
     // activations and dequantized Q4_K weights rounded to f16 (2^-11 relative each), f32 accumulation
     expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(5e-3);
+  });
+});
+
+describe('the subgroup-matrix GEMM configuration by shape and device (contract only)', () => {
+  const config = (M: number, N: number, K: number, device = h200) => {
+    const d = resolveContract(opContract('linear'), { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: 'q4_k' }, device, variant: 'q4k_sgmat' }).derived;
+    return [d.workgroupSize, d.kStep];
+  };
+  it('takes 256 invocations with K steps of 64 for a grid of at most 256 tiles, 128 invocations with K steps of 32 above it', () => {
+    // 4096x4096 at M = 512: 32 x 4 = 128 tiles; at M = 2048: 512 tiles
+    expect(config(512, 4096, 4096)).toEqual([256, 64]);
+    expect(config(2048, 4096, 4096)).toEqual([128, 32]);
+    expect(config(512, 14336, 4096)).toEqual([128, 32]);
+  });
+  it('keeps 128 invocations where the wide configuration would not fit the workgroup memory', () => {
+    const small = editedProfile('nvidia-h200', (p) => (p.limits.maxComputeWorkgroupStorageSize = 32768));
+    expect(config(512, 4096, 4096, small)).toEqual([128, 32]);
   });
 });
