@@ -177,18 +177,20 @@ interface SweepPoint {
   fractionOfReadBandwidth: number;
 }
 
-/** gemm-sgmat staging configurations timed by --gemm-sweep (the contract's tunables; {} = its defaults). */
+/**
+ * gemm-sgmat staging configurations timed by --gemm-sweep, each spelled out in full ({} = the contract's default for the
+ * shape; the first is the default before 084ce54).
+ */
 const GEMM_SWEEP: Record<string, number | string>[] = [
+  { sgmatWg: 256, sgmatK: 32, sgmatPad: 0, sgmatPrefetch: 'off' },
   {},
-  { sgmatPad: 8 },
-  { sgmatPrefetch: 'on' },
-  { sgmatPad: 8, sgmatPrefetch: 'on' },
-  { sgmatK: 64, sgmatPad: 8 },
-  { sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
-  { sgmatWg: 128, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 256, sgmatK: 32, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 256, sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 256, sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'off' },
+  { sgmatWg: 128, sgmatK: 32, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatWg: 128, sgmatK: 32, sgmatPad: 0, sgmatPrefetch: 'on' },
   { sgmatWg: 128, sgmatK: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
-  { sgmatWg: 128, sgmatK: 64, sgmatPad: 8 },
-  { sgmatTile: 64, sgmatPad: 8, sgmatPrefetch: 'on' },
+  { sgmatTile: 64, sgmatWg: 128, sgmatK: 32, sgmatPad: 8, sgmatPrefetch: 'on' },
 ];
 
 function sweepConfigs(): Record<string, number>[] {
