@@ -8,7 +8,6 @@
  * special tokens.
  */
 import type { ModelFolder } from '../formats/files.ts';
-import { readText } from '../formats/files.ts';
 import { getHost } from '../host.ts';
 import { ModelConfigError } from '../models/errors.ts';
 import type { ChatMessage, TextTokenizer } from '../tokenizer/index.ts';
@@ -19,6 +18,7 @@ import { checkTokenIds } from '../models/token-ids.ts';
 import { Program } from '../program/program.ts';
 import { StepBuilder } from '../program/step.ts';
 import { ContextLengthError } from './decode-loop.ts';
+import { readFolderJson } from './embed.ts';
 import { computeLogits } from './logits.ts';
 import { requireTokenizer } from '../models/load.ts';
 
@@ -72,16 +72,6 @@ const FLAT_MESSAGE_MODEL_TYPES = new Set(['apertus', 'deepseek_v3', 'gpt_oss', '
 /** Chat-template snippets from which sentence-transformers infers structured message content. */
 const STRUCTURED_PATTERNS = ['content[0]', '.type', "'type'", '"type"', 'item.type', 'message.content['];
 
-async function jsonFile(folder: ModelFolder, name: string): Promise<unknown> {
-  const f = await folder.open(name);
-  if (!f) return undefined;
-  try {
-    return JSON.parse(await readText(f)) as unknown;
-  } catch (e) {
-    throw new ModelConfigError(f.path, '(json)', `is not valid JSON: ${(e as Error).message}`);
-  }
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -93,7 +83,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * template when the tokenizer has one, as sentence-transformers infers for a Transformer module built on it.
  */
 export async function decoderTextInput(folder: ModelFolder, tokenizer: TextTokenizer | null): Promise<DecoderTextInput> {
-  const modules = await jsonFile(folder, 'modules.json');
+  const modules = await readFolderJson(folder, 'modules.json');
   let message: Record<string, unknown> | undefined;
   let templateKwargs: Record<string, unknown> = {};
   if (Array.isArray(modules)) {
@@ -103,7 +93,7 @@ export async function decoderTextInput(folder: ModelFolder, tokenizer: TextToken
     let cfg: unknown;
     let cfgName = '';
     for (const name of ST_TRANSFORMER_CONFIGS) {
-      cfg = await jsonFile(folder, dir + name);
+      cfg = await readFolderJson(folder, dir + name);
       cfgName = dir + name;
       if (cfg !== undefined) break;
     }
@@ -123,7 +113,7 @@ export async function decoderTextInput(folder: ModelFolder, tokenizer: TextToken
   const format = message?.format;
   if (format === 'flat' || format === 'structured') content = format;
   else {
-    const modelType = (await jsonFile(folder, 'config.json')) as { model_type?: unknown } | undefined;
+    const modelType = (await readFolderJson(folder, 'config.json')) as { model_type?: unknown } | undefined;
     content = FLAT_MESSAGE_MODEL_TYPES.has(String(modelType?.model_type)) ? 'flat' : STRUCTURED_PATTERNS.some((p) => template.includes(p)) ? 'structured' : 'flat';
   }
   const { add_generation_prompt, restore_suffix: _, ...extra } = templateKwargs;

@@ -32,11 +32,12 @@ export interface EmbedOptions {
   normalize?: boolean;
 }
 
-async function json(folder: ModelFolder, name: string): Promise<Record<string, unknown> | undefined> {
+/** A JSON file of a model folder, parsed; undefined when the folder has no such file (invalid JSON: an error naming it). */
+export async function readFolderJson(folder: ModelFolder, name: string): Promise<unknown> {
   const f = await folder.open(name);
   if (!f) return undefined;
   try {
-    return JSON.parse(await readText(f)) as Record<string, unknown>;
+    return JSON.parse(await readText(f)) as unknown;
   } catch (e) {
     throw new ModelConfigError(f.path, '(json)', `is not valid JSON: ${(e as Error).message}`);
   }
@@ -61,14 +62,14 @@ const ST_LEGACY_POOLING: [string, string][] = [
  * there, `pooling_mode` wins, as in sentence-transformers.
  */
 export async function sentenceTransformersPooling(folder: ModelFolder): Promise<{ pooling?: Pooling; normalize: boolean }> {
-  const modules = await json(folder, 'modules.json');
+  const modules = await readFolderJson(folder, 'modules.json');
   if (!Array.isArray(modules)) return { normalize: false };
   const list = modules as { type?: string; path?: string }[];
   const normalize = list.some((m) => typeof m.type === 'string' && m.type.endsWith('.Normalize'));
   const pm = list.find((m) => typeof m.type === 'string' && m.type.endsWith('.Pooling'));
   if (!pm) return { normalize };
   const name = `${pm.path ?? '1_Pooling'}/config.json`;
-  const cfg = await json(folder, name);
+  const cfg = (await readFolderJson(folder, name)) as Record<string, unknown> | undefined;
   if (!cfg) return { normalize };
   let modes: string[];
   let field: string;
