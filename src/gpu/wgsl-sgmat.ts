@@ -68,7 +68,7 @@ export function modernizeSubgroupMatrix(code: string): string {
       if (end < 0) continue;
       template = code.slice(p + 1, end - 1);
       p = end;
-    } else if (code[p] !== '(') continue;
+    }
     if (code[p] !== '(') continue;
     const end = closing(code, p, '(', ')');
     if (end < 0) continue;
