@@ -5,8 +5,7 @@
  */
 import notRecoverable from './not-recoverable.json' with { type: 'json' };
 import type { TesseraDevice } from '../gpu/device.ts';
-import { readWgslSync } from '../registry/bundled.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry, readWgslSync } from '../registry/bundled.ts';
 import type { ReachReport } from '../registry/reach.ts';
 import type { KernelVariant, Registry } from '../registry/types.ts';
 import { REFERENCE_OPS, type ReferenceOp } from '../reference/ops.ts';
