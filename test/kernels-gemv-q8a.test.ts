@@ -30,6 +30,7 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [1, 37, 512, { gemvFuseQuant: 'on' }],
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
+    [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
     const fused = 'gemvFuseQuant' in tun;
     const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';
