@@ -22,17 +22,17 @@ beforeAll(async () => {
 
 describe('linear q4k_gemv_q8a (int8 activations)', () => {
   it.for([
+    [1, 37, 512, { gemvFuseQuant: 'off' }],
+    [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'off' }],
+    [1, 129, 2048, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64, gemvFuseQuant: 'off' }],
+    [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'off' }],
+    // the activations rounded inside each GEMV workgroup (no quant pass; the default)
     [1, 37, 512, {}],
-    [2, 70, 768, { gemvCols: 3, gemvUnroll: 2 }],
-    [1, 129, 2048, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
-    [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32 }],
-    // the activations rounded inside each GEMV workgroup (no quant pass)
-    [1, 37, 512, { gemvFuseQuant: 'on' }],
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
-    const fused = 'gemvFuseQuant' in tun;
+    const fused = !('gemvFuseQuant' in tun) || tun.gemvFuseQuant === 'on';
     const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';
     const r = new Rng(`gemv-q8a/${M}x${N}x${K}`);
     const x = r.floats(M * K);

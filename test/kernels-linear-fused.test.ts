@@ -91,18 +91,19 @@ describe('linear_fused vs the CPU reference', () => {
   });
 
   it.each([
+    // a quant pass, then the GEMV
+    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvFuseQuant: 'off' }],
+    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvFuseQuant: 'off' }],
+    [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2, gemvFuseQuant: 'off' }],
+    [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32, gemvFuseQuant: 'off' }],
+    // the activations rounded inside each GEMV workgroup (no quant pass; the default)
     [1, 70, 512, 'rmsnorm', 'silu', 1, {}],
-    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3 }],
-    [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2 }],
-    [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32 }],
-    // the activations rounded inside each GEMV workgroup (no quant pass)
-    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvFuseQuant: 'on' }],
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvFuseQuant: 'on' }],
     [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [2, 40, 1024, 'rmsnorm', 'silu', 0, { gemvWorkgroup: 64, gemvFuseQuant: 'on' }],
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
-    const fused = 'gemvFuseQuant' in tunables;
+    const fused = !('gemvFuseQuant' in tunables) || tunables.gemvFuseQuant === 'on';
     const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
     const rowLen = prologue === 'glu' ? 2 * K : K;
     const x = r.floats(M * rowLen);
