@@ -13,7 +13,7 @@
 // owns fc1 rows c0 + g*16..+16: 2 x 1 result matrices (f32 accumulation). The results go through workgroup
 // memory (f32, [32][64]) to the bias / activation epilogue.
 // Needs: subgroups of 32 (the workgroup is 128 = 4 subgroups), chromium-experimental-subgroup-matrix, shader-f16.
-// Workgroup memory: 14464 bytes.
+// Workgroup memory: 16000 bytes.
 // Dispatch: [48 tiles, ceil(5760 / 64), 1].
 //
 // Bindings (group 0):
@@ -46,11 +46,12 @@ const MID: f32 = 8.0;
 const TM: u32 = 32u;
 const TC: u32 = 64u; // fc1 rows per tile
 const KS: u32 = 32u; // K per staging step
+const ST: u32 = 40u; // staged row stride (padded)
 const WG: u32 = 128u;
 const STRIP: u32 = 16u; // fc1 rows per subgroup
 const WPS: u32 = 4u; // u32 weight words per row per K step
 
-@group(0) @binding(0) var<storage, read> input: array<f16>;
+@group(0) @binding(0) var<storage, read> input: array<vec4<f16>>;
 @group(0) @binding(1) var<storage, read> slot_list: array<u32>;
 @group(0) @binding(2) var<storage, read> tile_meta: array<u32>;
 @group(0) @binding(3) var<storage, read> fc1_experts_weights: array<u32>;
@@ -59,8 +60,8 @@ const WPS: u32 = 4u; // u32 weight words per row per K step
 @group(0) @binding(6) var<storage, read_write> hidden_act: array<f32>;
 @group(0) @binding(7) var<uniform> params: Params;
 
-var<workgroup> a_stage: array<f16, 1024>;
-var<workgroup> b_stage: array<f16, 2048>;
+var<workgroup> a_stage: array<f16, 1280>;
+var<workgroup> b_stage: array<f16, 2560>;
 var<workgroup> c_stage: array<f32, 2048>;
 var<workgroup> tile_slot: array<u32, TM>;
 
@@ -86,48 +87,145 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
   var acc0_0: subgroup_matrix_result<f32, 16, 16>;
   var acc1_0: subgroup_matrix_result<f32, 16, 16>;
-  for (var k0 = 0u; k0 < H; k0 += KS) {
-    // A: the input rows of the tile's slots, [m][kk].
-    for (var t = tid; t < TM * KS; t += WG) {
-      let m = t / KS;
-      let kk = t % KS;
-      var v = 0.0;
-      if (m < count) {
-        v = f32(input[(params.tokenOffset + tile_slot[m] / K) * H + k0 + kk]);
-      }
-      a_stage[m * KS + kk] = f16(v);
+  var ra0: vec4<f32>;
+  var ra1: vec4<f32>;
+  var rw0: u32;
+  var rs0: f32;
+  var rw1: u32;
+  var rs1: f32;
+    {
+      let t = tid + 0u;
+      ra0 = vec4<f32>(input[((params.tokenOffset + tile_slot[(t / 8u)] / K) * H + 0u) / 4u + t % 8u]);
     }
-    // B: dequantised weights of fc1 rows c0 + n, [n][kk].
-    for (var t = tid; t < TC * WPS; t += WG) {
-      let n = t / WPS;
-      let w = t % WPS;
-      let c = k0 + w * 8u;
-      var word = 0u;
-      var s = 0.0;
-      if (c0 + n < ROWS) {
-        let row = e * ROWS + c0 + n;
-        word = fc1_experts_weights[row * 360u + c / 8u];
-        s = scale1(row, c);
-      }
+    {
+      let t = tid + 128u;
+      ra1 = vec4<f32>(input[((params.tokenOffset + tile_slot[(t / 8u)] / K) * H + 0u) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 0u;
+      let c = 0u + (t % WPS) * 8u;
+      let row = e * ROWS + min(c0 + t / WPS, ROWS - 1u);
+      rw0 = fc1_experts_weights[row * 360u + c / 8u];
+      rs0 = scale1(row, c);
+    }
+    {
+      let t = tid + 128u;
+      let c = 0u + (t % WPS) * 8u;
+      let row = e * ROWS + min(c0 + t / WPS, ROWS - 1u);
+      rw1 = fc1_experts_weights[row * 360u + c / 8u];
+      rs1 = scale1(row, c);
+    }
+
+    {
+      let t = tid + 0u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra0.x);
+      a_stage[o + 1u] = f16(ra0.y);
+      a_stage[o + 2u] = f16(ra0.z);
+      a_stage[o + 3u] = f16(ra0.w);
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra1.x);
+      a_stage[o + 1u] = f16(ra1.y);
+      a_stage[o + 2u] = f16(ra1.z);
+      a_stage[o + 3u] = f16(ra1.w);
+    }
+    {
+      let t = tid + 0u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
       for (var v = 0u; v < 8u; v++) {
-        let q = (word >> (4u * v)) & 0xFu;
-        b_stage[0u + n * KS + w * 8u + v] = f16((f32(q) - MID) * s);
+        let q = (rw0 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs0);
       }
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw1 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs1);
+      }
+    }
+
+  workgroupBarrier();
+  for (var k0 = 0u; k0 < H; k0 += KS) {
+    let more = k0 + KS < H;
+    if (more) {
+    {
+      let t = tid + 0u;
+      ra0 = vec4<f32>(input[((params.tokenOffset + tile_slot[(t / 8u)] / K) * H + k0 + KS) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 128u;
+      ra1 = vec4<f32>(input[((params.tokenOffset + tile_slot[(t / 8u)] / K) * H + k0 + KS) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 0u;
+      let c = k0 + KS + (t % WPS) * 8u;
+      let row = e * ROWS + min(c0 + t / WPS, ROWS - 1u);
+      rw0 = fc1_experts_weights[row * 360u + c / 8u];
+      rs0 = scale1(row, c);
+    }
+    {
+      let t = tid + 128u;
+      let c = k0 + KS + (t % WPS) * 8u;
+      let row = e * ROWS + min(c0 + t / WPS, ROWS - 1u);
+      rw1 = fc1_experts_weights[row * 360u + c / 8u];
+      rs1 = scale1(row, c);
+    }
+
+    }
+    {
+      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 0u, false, 40u);
+      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 640u, false, 40u);
+      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, (sg * STRIP + 0u) * 40u + 0u, true, 40u);
+      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
+      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+    }
+    {
+      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 16u, false, 40u);
+      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 656u, false, 40u);
+      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, (sg * STRIP + 0u) * 40u + 16u, true, 40u);
+      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
+      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
     }
     workgroupBarrier();
+    if (more) {
     {
-      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 0u, false, KS);
-      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 512u, false, KS);
-      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, 0u + (sg * STRIP + 0u) * KS + 0u, true, KS);
-      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
-      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+      let t = tid + 0u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra0.x);
+      a_stage[o + 1u] = f16(ra0.y);
+      a_stage[o + 2u] = f16(ra0.z);
+      a_stage[o + 3u] = f16(ra0.w);
     }
     {
-      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 16u, false, KS);
-      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 528u, false, KS);
-      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, 0u + (sg * STRIP + 0u) * KS + 16u, true, KS);
-      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
-      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+      let t = tid + 128u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra1.x);
+      a_stage[o + 1u] = f16(ra1.y);
+      a_stage[o + 2u] = f16(ra1.z);
+      a_stage[o + 3u] = f16(ra1.w);
+    }
+    {
+      let t = tid + 0u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw0 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs0);
+      }
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw1 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs1);
+      }
+    }
+
     }
     workgroupBarrier();
   }

@@ -10,7 +10,7 @@
 // matrices) staged in workgroup memory as f16 (rounded: f16 precision); subgroup g < 4 (subgroup_id) owns outputs r0 + g*16..+16:
 // 2 x 1 result matrices (f32), staged in workgroup memory for the bias and the store.
 // Needs: subgroups of 32 (the workgroup is 128 = 4 subgroups), chromium-experimental-subgroup-matrix, shader-f16.
-// Workgroup memory: 14464 bytes.
+// Workgroup memory: 16000 bytes.
 // Dispatch: [48 tiles, ceil(H / 64), 1].
 //
 // Bindings (group 0):
@@ -34,11 +34,12 @@ const MID: f32 = 8.0;
 const TM: u32 = 32u;
 const TC: u32 = 64u; // hidden outputs per tile
 const KS: u32 = 32u; // K per staging step
+const ST: u32 = 40u; // staged row stride (padded)
 const WG: u32 = 128u;
 const STRIP: u32 = 16u; // outputs per subgroup
 const WPS: u32 = 4u; // u32 weight words per row per K step
 
-@group(0) @binding(0) var<storage, read> hidden_act: array<f32>;
+@group(0) @binding(0) var<storage, read> hidden_act: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> slot_list: array<u32>;
 @group(0) @binding(2) var<storage, read> tile_meta: array<u32>;
 @group(0) @binding(3) var<storage, read> fc2_experts_weights: array<u32>;
@@ -46,8 +47,8 @@ const WPS: u32 = 4u; // u32 weight words per row per K step
 @group(0) @binding(5) var<storage, read> fc2_bias: array<f16>;
 @group(0) @binding(6) var<storage, read_write> slot_out: array<f32>;
 
-var<workgroup> a_stage: array<f16, 1024>;
-var<workgroup> b_stage: array<f16, 2048>;
+var<workgroup> a_stage: array<f16, 1280>;
+var<workgroup> b_stage: array<f16, 2560>;
 var<workgroup> c_stage: array<f32, 2048>;
 var<workgroup> tile_slot: array<u32, TM>;
 
@@ -73,48 +74,145 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
   var acc0_0: subgroup_matrix_result<f32, 16, 16>;
   var acc1_0: subgroup_matrix_result<f32, 16, 16>;
-  for (var k0 = 0u; k0 < I; k0 += KS) {
-    // A: the activations of the tile's slots, [m][kk].
-    for (var t = tid; t < TM * KS; t += WG) {
-      let m = t / KS;
-      let kk = t % KS;
-      var v = 0.0;
-      if (m < count) {
-        v = hidden_act[tile_slot[m] * I + k0 + kk];
-      }
-      a_stage[m * KS + kk] = f16(v);
+  var ra0: vec4<f32>;
+  var ra1: vec4<f32>;
+  var rw0: u32;
+  var rs0: f32;
+  var rw1: u32;
+  var rs1: f32;
+    {
+      let t = tid + 0u;
+      ra0 = vec4<f32>(hidden_act[(tile_slot[(t / 8u)] * I + 0u) / 4u + t % 8u]);
     }
-    // B: dequantised weights of hidden rows r0 + n, [n][kk].
-    for (var t = tid; t < TC * WPS; t += WG) {
-      let n = t / WPS;
-      let w = t % WPS;
-      let c = k0 + w * 8u;
-      var word = 0u;
-      var s = 0.0;
-      if (r0 + n < H) {
-        let row = e * H + r0 + n;
-        word = fc2_experts_weights[row * 360u + c / 8u];
-        s = scale2(row, c);
-      }
+    {
+      let t = tid + 128u;
+      ra1 = vec4<f32>(hidden_act[(tile_slot[(t / 8u)] * I + 0u) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 0u;
+      let c = 0u + (t % WPS) * 8u;
+      let row = e * H + min(r0 + t / WPS, H - 1u);
+      rw0 = fc2_experts_weights[row * 360u + c / 8u];
+      rs0 = scale2(row, c);
+    }
+    {
+      let t = tid + 128u;
+      let c = 0u + (t % WPS) * 8u;
+      let row = e * H + min(r0 + t / WPS, H - 1u);
+      rw1 = fc2_experts_weights[row * 360u + c / 8u];
+      rs1 = scale2(row, c);
+    }
+
+    {
+      let t = tid + 0u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra0.x);
+      a_stage[o + 1u] = f16(ra0.y);
+      a_stage[o + 2u] = f16(ra0.z);
+      a_stage[o + 3u] = f16(ra0.w);
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra1.x);
+      a_stage[o + 1u] = f16(ra1.y);
+      a_stage[o + 2u] = f16(ra1.z);
+      a_stage[o + 3u] = f16(ra1.w);
+    }
+    {
+      let t = tid + 0u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
       for (var v = 0u; v < 8u; v++) {
-        let q = (word >> (4u * v)) & 0xFu;
-        b_stage[0u + n * KS + w * 8u + v] = f16((f32(q) - MID) * s);
+        let q = (rw0 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs0);
       }
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw1 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs1);
+      }
+    }
+
+  workgroupBarrier();
+  for (var k0 = 0u; k0 < I; k0 += KS) {
+    let more = k0 + KS < I;
+    if (more) {
+    {
+      let t = tid + 0u;
+      ra0 = vec4<f32>(hidden_act[(tile_slot[(t / 8u)] * I + k0 + KS) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 128u;
+      ra1 = vec4<f32>(hidden_act[(tile_slot[(t / 8u)] * I + k0 + KS) / 4u + t % 8u]);
+    }
+    {
+      let t = tid + 0u;
+      let c = k0 + KS + (t % WPS) * 8u;
+      let row = e * H + min(r0 + t / WPS, H - 1u);
+      rw0 = fc2_experts_weights[row * 360u + c / 8u];
+      rs0 = scale2(row, c);
+    }
+    {
+      let t = tid + 128u;
+      let c = k0 + KS + (t % WPS) * 8u;
+      let row = e * H + min(r0 + t / WPS, H - 1u);
+      rw1 = fc2_experts_weights[row * 360u + c / 8u];
+      rs1 = scale2(row, c);
+    }
+
+    }
+    {
+      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 0u, false, 40u);
+      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 640u, false, 40u);
+      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, (sg * STRIP + 0u) * 40u + 0u, true, 40u);
+      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
+      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+    }
+    {
+      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 16u, false, 40u);
+      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 656u, false, 40u);
+      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, (sg * STRIP + 0u) * 40u + 16u, true, 40u);
+      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
+      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
     }
     workgroupBarrier();
+    if (more) {
     {
-      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 0u, false, KS);
-      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 512u, false, KS);
-      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, 0u + (sg * STRIP + 0u) * KS + 0u, true, KS);
-      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
-      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+      let t = tid + 0u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra0.x);
+      a_stage[o + 1u] = f16(ra0.y);
+      a_stage[o + 2u] = f16(ra0.z);
+      a_stage[o + 3u] = f16(ra0.w);
     }
     {
-      let left0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 16u, false, KS);
-      let left1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a_stage, 528u, false, KS);
-      let right0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&b_stage, 0u + (sg * STRIP + 0u) * KS + 16u, true, KS);
-      acc0_0 = subgroupMatrixMultiplyAccumulate(left0, right0, acc0_0);
-      acc1_0 = subgroupMatrixMultiplyAccumulate(left1, right0, acc1_0);
+      let t = tid + 128u;
+      let o = (t / 8u) * ST + (t % 8u) * 4u;
+      a_stage[o] = f16(ra1.x);
+      a_stage[o + 1u] = f16(ra1.y);
+      a_stage[o + 2u] = f16(ra1.z);
+      a_stage[o + 3u] = f16(ra1.w);
+    }
+    {
+      let t = tid + 0u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw0 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs0);
+      }
+    }
+    {
+      let t = tid + 128u;
+      let o = (t / WPS) * ST + (t % WPS) * 8u;
+      for (var v = 0u; v < 8u; v++) {
+        let q = (rw1 >> (4u * v)) & 0xFu;
+        b_stage[o + v] = f16((f32(q) - MID) * rs1);
+      }
+    }
+
     }
     workgroupBarrier();
   }
