@@ -27,37 +27,38 @@ import c23 from './contracts/layernorm.contract.json' with { type: 'json' };
 import c24 from './contracts/linear.contract.json' with { type: 'json' };
 import c25 from './contracts/linear_f16.contract.json' with { type: 'json' };
 import c26 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c27 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
-import c28 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
-import c29 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
-import c30 from './contracts/moe.contract.json' with { type: 'json' };
-import c31 from './contracts/moe_gather.contract.json' with { type: 'json' };
-import c32 from './contracts/moe_offsets.contract.json' with { type: 'json' };
-import c33 from './contracts/relu.contract.json' with { type: 'json' };
-import c34 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c35 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c36 from './contracts/residual.contract.json' with { type: 'json' };
-import c37 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c38 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c39 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c40 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c41 from './contracts/rope.contract.json' with { type: 'json' };
-import c42 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c43 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c44 from './contracts/rope_qk.contract.json' with { type: 'json' };
-import c45 from './contracts/sample.contract.json' with { type: 'json' };
-import c46 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c47 from './contracts/scale.contract.json' with { type: 'json' };
-import c48 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c49 from './contracts/scatter_add.contract.json' with { type: 'json' };
-import c50 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
-import c51 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c52 from './contracts/softmax.contract.json' with { type: 'json' };
-import c53 from './contracts/split_qg.contract.json' with { type: 'json' };
-import c54 from './contracts/split_qkv.contract.json' with { type: 'json' };
-import c55 from './contracts/take_rows.contract.json' with { type: 'json' };
-import c56 from './contracts/topk.contract.json' with { type: 'json' };
-import c57 from './contracts/transpose.contract.json' with { type: 'json' };
+import c27 from './contracts/linear_rope_kv.contract.json' with { type: 'json' };
+import c28 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
+import c29 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
+import c30 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
+import c31 from './contracts/moe.contract.json' with { type: 'json' };
+import c32 from './contracts/moe_gather.contract.json' with { type: 'json' };
+import c33 from './contracts/moe_offsets.contract.json' with { type: 'json' };
+import c34 from './contracts/relu.contract.json' with { type: 'json' };
+import c35 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c36 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c37 from './contracts/residual.contract.json' with { type: 'json' };
+import c38 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c39 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c40 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c41 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c42 from './contracts/rope.contract.json' with { type: 'json' };
+import c43 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c44 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c45 from './contracts/rope_qk.contract.json' with { type: 'json' };
+import c46 from './contracts/sample.contract.json' with { type: 'json' };
+import c47 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c48 from './contracts/scale.contract.json' with { type: 'json' };
+import c49 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c50 from './contracts/scatter_add.contract.json' with { type: 'json' };
+import c51 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
+import c52 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c53 from './contracts/softmax.contract.json' with { type: 'json' };
+import c54 from './contracts/split_qg.contract.json' with { type: 'json' };
+import c55 from './contracts/split_qkv.contract.json' with { type: 'json' };
+import c56 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c57 from './contracts/topk.contract.json' with { type: 'json' };
+import c58 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -88,35 +89,36 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "linear": c24,
   "linear_f16": c25,
   "linear_fused": c26,
-  "lm_head_argmax": c27,
-  "lm_head_argmax_phase1": c28,
-  "lm_head_argmax_phase2": c29,
-  "moe": c30,
-  "moe_gather": c31,
-  "moe_offsets": c32,
-  "relu": c33,
-  "rep_penalty": c34,
-  "rep_penalty_rows": c35,
-  "residual": c36,
-  "residual_rmsnorm": c37,
-  "rmsnorm": c38,
-  "rmsnorm_qk": c39,
-  "rmsnorm_rows": c40,
-  "rope": c41,
-  "rope_kernel": c42,
-  "rope_kv": c43,
-  "rope_qk": c44,
-  "sample": c45,
-  "sample_f16": c46,
-  "scale": c47,
-  "scale_inplace": c48,
-  "scatter_add": c49,
-  "scatter_add_accumulate": c50,
-  "sink_scale": c51,
-  "softmax": c52,
-  "split_qg": c53,
-  "split_qkv": c54,
-  "take_rows": c55,
-  "topk": c56,
-  "transpose": c57,
+  "linear_rope_kv": c27,
+  "lm_head_argmax": c28,
+  "lm_head_argmax_phase1": c29,
+  "lm_head_argmax_phase2": c30,
+  "moe": c31,
+  "moe_gather": c32,
+  "moe_offsets": c33,
+  "relu": c34,
+  "rep_penalty": c35,
+  "rep_penalty_rows": c36,
+  "residual": c37,
+  "residual_rmsnorm": c38,
+  "rmsnorm": c39,
+  "rmsnorm_qk": c40,
+  "rmsnorm_rows": c41,
+  "rope": c42,
+  "rope_kernel": c43,
+  "rope_kv": c44,
+  "rope_qk": c45,
+  "sample": c46,
+  "sample_f16": c47,
+  "scale": c48,
+  "scale_inplace": c49,
+  "scatter_add": c50,
+  "scatter_add_accumulate": c51,
+  "sink_scale": c52,
+  "softmax": c53,
+  "split_qg": c54,
+  "split_qkv": c55,
+  "take_rows": c56,
+  "topk": c57,
+  "transpose": c58,
 };

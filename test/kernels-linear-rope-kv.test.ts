@@ -1,0 +1,137 @@
+/**
+ * linear_rope_kv (the decode q|k|v GEMV over Q4_K weights with rope and the KV-cache write as its epilogue) against
+ * the host: rmsnorm(x) * gamma rounded to int8 per block of 32 (as the GEMV's workgroups round it), times the
+ * dequantized weights, then rope of the query and key heads at start_pos + m and the cache rows written; every other
+ * cache row stays as it was. Both rope pair layouts, f16 and f32 caches, one and several tokens.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContractError } from '../src/contracts/index.ts';
+import { runContract } from '../src/contracts/run.ts';
+import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
+import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+/** Rope of one head of `x` (at `base`, D values, full rotary dims) for position pos. */
+function ropeHead(x: Float32Array, base: number, D: number, interleaved: boolean, cos: Float32Array, sin: Float32Array, pos: number): number[] {
+  const half = D / 2;
+  const out: number[] = [];
+  for (let e = 0; e < D; e++) {
+    const p = interleaved ? e >> 1 : e % half;
+    const c = cos[pos * half + p]!;
+    const s = sin[pos * half + p]!;
+    const first = interleaved ? e % 2 === 0 : e < half;
+    const partner = interleaved ? (first ? e + 1 : e - 1) : first ? e + half : e - half;
+    out.push(first ? x[base + e]! * c - x[base + partner]! * s : x[base + partner]! * s + x[base + e]! * c);
+  }
+  return out;
+}
+
+describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilogue)', () => {
+  it.each([
+    // M, qHeads, kvHeads, D, K, interleaved, cache, start, tunables
+    [1, 4, 2, 64, 256, 0, 'float16', 5, {}],
+    [2, 2, 1, 32, 512, 1, 'float32', 3, {}],
+    [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvItems: 2, gemvUnroll: 1 }],
+    [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvWorkgroup: 64 }],
+  ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async (M, QH, KVH, D, K, il, cache, start, tun, ctx) => {
+    const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
+    const N = (QH + 2 * KVH) * D;
+    const cap = 8;
+    const positions = 10;
+    const x = r.floats(M * K);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const cos = r.floats(positions * (D / 2));
+    const sin = r.floats(positions * (D / 2));
+    const init = r.floats(cap * KVH * D);
+    const cacheData = () => (cache === 'float16' ? new Uint16Array(f32ToF16Bytes(init).buffer) : init.slice());
+    let out;
+    try {
+      out = await runContract(dev, opContract('linear_rope_kv'), {
+        inputs: {
+          x: { dtype: 'float32', shape: [M, K], data: x },
+          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
+          gamma: { dtype: 'float32', shape: [K], data: gamma },
+          cos: { dtype: 'float32', shape: [positions, D / 2], data: cos },
+          sin: { dtype: 'float32', shape: [positions, D / 2], data: sin },
+          kCache: { dtype: cache, shape: [cap, KVH, D], data: cacheData() },
+          vCache: { dtype: cache, shape: [cap, KVH, D], data: cacheData() },
+          q: { dtype: 'float32', shape: [M, QH, D], data: new Float32Array(M * QH * D) },
+        },
+        attributes: { start_pos: start, interleaved: il, eps: 1e-6 },
+        tunables: { ropeKvFuse: 'on', cpuMapping: 'off', ...tun },
+      });
+    } catch (e) {
+      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
+        ctx.skip(`linear_rope_kv does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+        return;
+      }
+      throw e;
+    }
+    expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
+    // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
+    const a = new Float32Array(M * K);
+    for (let m = 0; m < M; m++) {
+      let ss = 0;
+      for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
+      const inv = 1 / Math.sqrt(ss / K + 1e-6);
+      for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
+    }
+    const qkv = matmulF32Reference(roundActivationsQ8(a), dequantizeQ4_K(wBytes, N * K), { M, N, K, alpha: 1 });
+    const asF32 = (t: { data: ArrayBufferView }) => (cache === 'float16' ? f16BytesToF32(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)) : (t.data as Float32Array));
+    const round = (v: number) => (cache === 'float16' ? f16BytesToF32(f32ToF16Bytes([v]))[0]! : v);
+    const wantQ: number[] = [];
+    const wantK = Array.from(asF32({ data: cacheData() }));
+    const wantV = wantK.slice();
+    for (let m = 0; m < M; m++) {
+      const pos = start + m;
+      for (let h = 0; h < QH + 2 * KVH; h++) {
+        const base = m * N + h * D;
+        if (h < QH) wantQ.push(...ropeHead(qkv, base, D, il === 1, cos, sin, pos));
+        else if (h < QH + KVH) ropeHead(qkv, base, D, il === 1, cos, sin, pos).forEach((v, e) => (wantK[(pos * KVH + h - QH) * D + e] = round(v)));
+        else for (let e = 0; e < D; e++) wantV[(pos * KVH + h - QH - KVH) * D + e] = round(qkv[base + e]!);
+      }
+    }
+    // relative to the largest value: f32 summation order (and one f16 rounding step in the cache) apart
+    const close = (got: ArrayLike<number>, want: number[], what: string) => {
+      expect(got.length, what).toBe(want.length);
+      let d = 0;
+      let scale = 0;
+      for (let i = 0; i < want.length; i++) {
+        d = Math.max(d, Math.abs(got[i]! - want[i]!));
+        scale = Math.max(scale, Math.abs(want[i]!));
+      }
+      expect(d / scale, what).toBeLessThan(cache === 'float16' && what !== 'q' ? 2e-3 : 1e-4);
+    };
+    close(out.outputs.q!.data as Float32Array, wantQ, 'q');
+    close(asF32(out.outputs.kCache!), wantK, 'kCache');
+    close(asF32(out.outputs.vCache!), wantV, 'vCache');
+    // rows other than start .. start + M - 1 are exactly as they were
+    const k = asF32(out.outputs.kCache!);
+    const before = asF32({ data: cacheData() });
+    for (let row = 0; row < cap; row++) {
+      if (row >= start && row < start + M) continue;
+      for (let i = row * KVH * D; i < (row + 1) * KVH * D; i++) expect(k[i], `kCache row ${row}`).toBe(before[i]);
+    }
+  });
+
+  it('refuses partial rotary dims and a weight that is not q|k|v of these heads, naming the condition', async () => {
+    const f32 = (shape: number[]) => ({ dtype: 'float32' as const, shape, data: new Float32Array(shape.reduce((p, d) => p * d, 1)) });
+    const run = (N: number, rot: number) =>
+      runContract(dev, opContract('linear_rope_kv'), {
+        inputs: { x: f32([1, 256]), w: { dtype: 'q4_k', shape: [N, 256], data: new Uint8Array((N * 144 * 256) / 256 / 1) }, gamma: f32([256]), cos: f32([4, rot / 2]), sin: f32([4, rot / 2]), kCache: f32([4, 1, 32]), vCache: f32([4, 1, 32]), q: f32([1, 2, 32]) },
+        tunables: { ropeKvFuse: 'on', cpuMapping: 'off' },
+      });
+    await expect(run(4 * 32, 16)).rejects.toThrow(/shapeOk/);
+    await expect(run(5 * 32, 32)).rejects.toThrow(/shapeOk/);
+  });
+});
