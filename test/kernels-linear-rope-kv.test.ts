@@ -36,13 +36,13 @@ function ropeHead(x: Float32Array, base: number, D: number, interleaved: boolean
 }
 
 describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilogue)', () => {
-  it.each([
+  it.for([
     // M, qHeads, kvHeads, D, K, interleaved, cache, start, tunables
     [1, 4, 2, 64, 256, 0, 'float16', 5, {}],
     [2, 2, 1, 32, 512, 1, 'float32', 3, {}],
     [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvItems: 2, gemvUnroll: 1 }],
     [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvWorkgroup: 64 }],
-  ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async (M, QH, KVH, D, K, il, cache, start, tun, ctx) => {
+  ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, tun], ctx) => {
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
     const N = (QH + 2 * KVH) * D;
     const cap = 8;

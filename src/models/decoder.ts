@@ -83,6 +83,17 @@ export class Decoder {
     return this.fusedGemv.size;
   }
 
+  /**
+   * Fused layers whose q|k|v GEMV also applies rope and writes the KV cache (linear_rope_kv: one dispatch instead of
+   * linear_fused + rope_kv), where the contract accepts it (Q4_K, full rotary dims, no q|k|v bias or q/k norms).
+   */
+  private readonly ropeFusedQkv = new Set<number>();
+
+  /** How many fused layers run rope and the KV-cache write inside the q|k|v GEMV. */
+  get ropeFusedLayers(): number {
+    return this.ropeFusedQkv.size;
+  }
+
   private findFusedGemv(): void {
     const cfg = this.cfg;
     if (cfg.sandwichNorm || cfg.attnSinks) return;
@@ -109,7 +120,11 @@ export class Decoder {
       const kvCache = { dtype: this.kvDtype, shape: [1, nKV, D] };
       const rope = this.ropeByLayer[l]!;
       const ropeOk = opAccepts(this.dev, 'rope_kv', { qk: f32([1, cfg.numHeads + nKV, D]), v: f32([1, nKV, D]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) }, { interleaved: this.ropeInterleaved });
-      if (ok && ropeOk) this.fusedGemv.add(l);
+      if (!ok || !ropeOk) continue;
+      this.fusedGemv.add(l);
+      if (!cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias') &&
+        opAccepts(this.dev, 'linear_rope_kv', { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) }, { eps, interleaved: this.ropeInterleaved }))
+        this.ropeFusedQkv.add(l);
     }
   }
 
@@ -403,17 +418,29 @@ export class Decoder {
 
   /**
    * One token through layer l with the fused GEMVs (see findFusedGemv): 4 GEMVs, rope_kv (rope of q and k and the
-   * KV cache write) and attention: 6 dispatches (plus the bias add and q/k norms where the model has them). The
-   * residual stream h is updated in place.
+   * KV cache write) and attention: 6 dispatches (plus the bias add and q/k norms where the model has them), 5 where
+   * the q|k|v GEMV applies rope and writes the cache itself (linear_rope_kv). The residual stream h is updated in place.
    */
   private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
+    const p = `model.layers.${l}.`;
+    const rope = this.ropeByLayer[l]!;
+    const q3 = s.act('q', [1, this.cfg.numHeads, this.cfg.headDim]);
+    if (this.ropeFusedQkv.has(l)) {
+      // q|k|v GEMV, rope and the cache write in one dispatch
+      const w = this.weights.get(p + 'self_attn.qkv_proj.weight');
+      s.op('linear_rope_kv', { x: h, w, gamma: this.weights.get(p + 'input_layernorm.weight'), cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
+    } else this.emitQkvRope(s, l, h, kv, pos, q3);
+    this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
+  }
+
+  /** The fused layer's q|k|v GEMV (rmsnorm prologue), bias and q/k norms where the model has them, then rope_kv. */
+  private emitQkvRope(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): void {
     const cfg = this.cfg;
     const p = `model.layers.${l}.`;
     const D = cfg.headDim;
     const nH = cfg.numHeads;
     const nKV = cfg.numKvHeads;
     const kvRow = nKV * D;
-    const I = cfg.intermediateSize;
     const eps = cfg.rmsNormEps;
     const qkv = s.act('qkv', [1, nH * D + 2 * kvRow]);
     s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.qkv_proj.weight'), gamma: this.weights.get(p + 'input_layernorm.weight'), y: qkv }, { prologue: 'rmsnorm', eps });
@@ -427,9 +454,18 @@ export class Decoder {
     }
     const rope = this.ropeByLayer[l]!;
     // rope of q and k, rotated keys and the values into the cache: one dispatch
-    const q3 = s.act('q', [1, nH, D]);
     const v3: StepTensor = { ...qkv, offset: (nH * D + kvRow) * 4, shape: [1, nKV, D] };
     s.op('rope_kv', { qk, v: v3, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { start_pos: pos, interleaved: this.ropeInterleaved });
+  }
+
+  /** The fused layer from the rotated queries on: attention, o_proj (+ residual), gate|up (post norm), down (+ residual). */
+  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): void {
+    const cfg = this.cfg;
+    const p = `model.layers.${l}.`;
+    const D = cfg.headDim;
+    const nH = cfg.numHeads;
+    const I = cfg.intermediateSize;
+    const eps = cfg.rmsNormEps;
     const att = s.act('att', [1, nH, D]);
     s.op(
       'attention',
