@@ -3,7 +3,8 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode torch ort embed moe fixtures.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv torch ort embed moe
+# fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
@@ -40,6 +41,13 @@ for s in "${steps[@]}"; do
       if [ -n "${DECODE_TUNABLES:-}" ]; then
         TESSERA_TUNABLES=$DECODE_TUNABLES run decode-tunables 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json"
       fi ;;
+    # the fused int8 decode GEMV's tunables still behind flags (gemvRunSums, gemvPrefetch), each beside the defaults
+    decode-gemv)
+      for t in defaults:'{}' runsums:'{"gemvRunSums":"on"}' prefetch:'{"gemvPrefetch":"on"}' both:'{"gemvRunSums":"on","gemvPrefetch":"on"}'; do
+        n=${t%%:*}; j=${t#*:}
+        TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
+          run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
+      done ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
@@ -58,6 +66,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv torch ort embed moe fixtures)" >&2 ;;
   esac
 done
