@@ -10,10 +10,9 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import type { LoadedModel } from '../src/models/load.ts';
 import { randomModel } from '../src/models/random-weights.ts';
-import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
-import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { maxRelErr } from './helpers/compare.ts';
+import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -57,14 +56,8 @@ describe.each([
   });
 
   it('greedy decoding gives the same tokens', async () => {
-    const run = async (mdl: LoadedModel) => {
-      const out: number[] = [];
-      const opts = resolveGenerationOptions({ ignoreEos: true, maxTokens: 10, temperature: 0 }, { eosTokenIds: [] });
-      for await (const t of decodeTokens(mdl.decoder, [5, 17, 42], opts)) out.push(t.id);
-      return out;
-    };
-    const a = await run(fused);
+    const a = await greedyTokens(fused, [5, 17, 42], 10);
     expect(a).toHaveLength(10);
-    expect(a).toEqual(await run(separate));
+    expect(a).toEqual(await greedyTokens(separate, [5, 17, 42], 10));
   });
 });

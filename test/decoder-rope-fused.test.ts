@@ -11,10 +11,9 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import type { LoadedModel } from '../src/models/load.ts';
 import { randomModel } from '../src/models/random-weights.ts';
-import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
-import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { maxRelErr } from './helpers/compare.ts';
+import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
 
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
@@ -57,14 +56,8 @@ describe('Llama: q|k|v GEMV with rope and the cache write (linear_rope_kv) vs li
       const b = (await computeLogits(plain, [id])).last;
       expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(1e-4);
     }
-    const run = async (mdl: LoadedModel) => {
-      const out: number[] = [];
-      const opts = resolveGenerationOptions({ ignoreEos: true, maxTokens: 12, temperature: 0 }, { eosTokenIds: [] });
-      for await (const t of decodeTokens(mdl.decoder, [5, 17, 42], opts)) out.push(t.id);
-      return out;
-    };
-    const a = await run(rope);
+    const a = await greedyTokens(rope, [5, 17, 42], 12);
     expect(a).toHaveLength(12);
-    expect(a).toEqual(await run(plain));
+    expect(a).toEqual(await greedyTokens(plain, [5, 17, 42], 12));
   });
 });
