@@ -3,8 +3,8 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv torch ort embed moe
-# fixtures.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv qmoe-f32 qmoe torch
+# ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
@@ -48,6 +48,17 @@ for s in "${steps[@]}"; do
         TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
           run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
       done ;;
+    # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
+    # 4, 16 = 32 x 32 tiles), without ORT (any .device pack)
+    qmoe-f32)
+      for t in t32:'{}' t64:'{"groupThreads":16}' t64r8:'{"groupThreads":8,"groupRegM":8,"groupRegN":8}' t128:'{"groupThreads":16,"groupRegM":8,"groupRegN":8,"groupTileK":8}'; do
+        n=${t%%:*}; j=${t#*:}
+        run qmoe-f32-$n 120 node --import tsx bench/qmoe.ts --no-ort --upload mapped --cases gptoss20b-experts-t128,gptoss20b-experts-t1024 --tunables "$j" --out "$OUT/qmoe-f32-$n.json"
+      done ;;
+    # QMoE vs ORT (the .device-ort pack): float32 compute and f16 compute, the inputs fed through mapped staging buffers
+    qmoe)
+      run qmoe-vs-ort 200 node --import tsx bench/qmoe.ts --upload mapped --out "$OUT/qmoe.json"
+      run qmoe-vs-ort-f16 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":true}' --out "$OUT/qmoe-f16.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
@@ -66,6 +77,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
