@@ -3,8 +3,8 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv qmoe-f32 qmoe torch
-# ort embed moe fixtures.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe
+# torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
@@ -59,6 +59,8 @@ for s in "${steps[@]}"; do
     qmoe)
       run qmoe-vs-ort 200 node --import tsx bench/qmoe.ts --upload mapped --out "$OUT/qmoe.json"
       run qmoe-vs-ort-f16 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":true}' --out "$OUT/qmoe-f16.json" ;;
+    # what a dispatch costs beside its bytes: tiny and weight-sized dispatches, dependent and independent
+    dispatch) run dispatch 120 node --import tsx bench/dispatch.ts --out "$OUT/dispatch.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
@@ -77,6 +79,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done

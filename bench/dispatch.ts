@@ -1,0 +1,104 @@
+/**
+ * Benchmark: what a dispatch costs on the GPU beside the bytes it reads: the question behind decode steps of
+ * ~100-230 dispatches. One compute pass per case, GPU time from timestamps at the pass's start and end (best of 5):
+ *   tiny-dependent      N one-workgroup dispatches that all read and write the same buffer (each waits for the last)
+ *   tiny-independent    N one-workgroup dispatches, each on its own buffer (the driver may overlap them)
+ *   read-dependent      N dispatches that each stream one weight-sized buffer (rotating over copies that together
+ *                       exceed the L2) and write the same small buffer
+ *   read-independent    the same reads, each writing its own small buffer
+ *   read-one            one dispatch streaming all the copies once: the bytes' time with a single launch
+ * Per dispatch: (case time) / N; fixed cost of a streaming dispatch = read-dependent / N - (read-one / copies).
+ *
+ *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--out receipt.json]
+ */
+import { writeFileSync } from 'node:fs';
+import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
+import { createDevice, describeAdapter } from '../src/gpu/device.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+import { receiptCommit } from './commit.ts';
+
+const args = process.argv.slice(2);
+if (args.includes('--help')) {
+  console.log('usage: node --import tsx bench/dispatch.ts [--bytes N] [--copies N] [--n N] [--out receipt.json]');
+  process.exit(0);
+}
+const opt = (name: string, dflt: number): number => {
+  const i = args.indexOf(name);
+  if (i < 0) return dflt;
+  const v = Number(args[i + 1]);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} takes a positive integer, not ${args[i + 1]}`);
+  return v;
+};
+// default: the Q4_K bytes of a 14336 x 4096 weight (Llama-3.1-8B's down / gate shapes)
+const bytes = Math.ceil(opt('--bytes', (14336 * 4096 * 144) / 256) / 4096) * 4096;
+const copies = opt('--copies', 4);
+const n = opt('--n', 64);
+
+const READ = /* wgsl */ `
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let n = arrayLength(&src);
+  let stride = nw.x * 256u;
+  var acc = vec4<f32>(0.0);
+  for (var i = g.x; i < n; i += stride) { acc += src[i]; }
+  if (acc.x == 12345.678) { dst[g.x % 256u] = acc.y; } // keeps the loads alive without a write per element
+  if (g.x == 0u) { dst[1] = dst[1] + 1.0; } // one read-modify-write: consecutive dispatches on dst depend on each other
+}`;
+const TINY = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) i: u32) { dst[i] = dst[i] * 0.5 + 1.0; }`;
+
+const dev = await createDevice({ timestamps: true });
+if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
+const adapter = describeAdapter(dev.caps);
+const d = dev.device;
+const read = await dev.pipelines.get({ code: READ, entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.read' });
+const tiny = await dev.pipelines.get({ code: TINY, entryPoint: 'main', layout: [{ binding: 0, type: 'storage' }], label: 'bench.dispatch.tiny' });
+const small = Array.from({ length: n }, (_, i) => d.createBuffer({ size: 4096, usage: STORAGE_USAGE, label: `bench.dispatch.small${i}` }));
+const srcs = Array.from({ length: copies }, (_, i) => d.createBuffer({ size: bytes, usage: STORAGE_USAGE, label: `bench.dispatch.src${i}` }));
+const all = d.createBuffer({ size: bytes * copies <= (dev.caps.limits.maxStorageBufferBindingSize ?? 0) ? bytes * copies : bytes, usage: STORAGE_USAGE, label: 'bench.dispatch.all' });
+const groups = (size: number) => Math.min(65535, Math.ceil(size / 16 / 256 / 8));
+const readBg = (src: GPUBuffer, dst: GPUBuffer) => d.createBindGroup({ layout: read.layout, entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+const tinyBg = (dst: GPUBuffer) => d.createBindGroup({ layout: tiny.layout, entries: [{ binding: 0, resource: { buffer: dst } }] });
+
+/** Best of 5 GPU times (ms) of one pass holding the dispatches `make` gives. */
+async function pass(make: () => { pipeline: GPUComputePipeline; bindGroup: GPUBindGroup; workgroups: [number, number, number] }[]): Promise<number> {
+  const ds = make();
+  let best = Infinity;
+  for (let r = 0; r < 6; r++) {
+    const rec = new Recorder(dev, { timestamps: 'span' });
+    for (const x of ds) rec.dispatch({ label: 'bench.dispatch', ...x });
+    const [t] = await rec.submit();
+    if (r > 0) best = Math.min(best, t!.ms);
+  }
+  return best;
+}
+
+const us = (ms: number) => Math.round(ms * 1e5) / 100;
+const one = (pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, g: number) => ({ pipeline, bindGroup, workgroups: [g, 1, 1] as [number, number, number] });
+const tinyDep = await pass(() => Array.from({ length: n }, () => one(tiny.pipeline, tinyBg(small[0]!), 1)));
+const tinyInd = await pass(() => small.map((b) => one(tiny.pipeline, tinyBg(b), 1)));
+const readDep = await pass(() => Array.from({ length: n }, (_, i) => one(read.pipeline, readBg(srcs[i % copies]!, small[0]!), groups(bytes))));
+const readInd = await pass(() => small.map((b, i) => one(read.pipeline, readBg(srcs[i % copies]!, b), groups(bytes))));
+const readOne = await pass(() => [one(read.pipeline, readBg(all, small[0]!), groups(all.size))]);
+const perByteMs = readOne / all.size;
+const figures = {
+  tinyDependentUsPerDispatch: us(tinyDep / n),
+  tinyIndependentUsPerDispatch: us(tinyInd / n),
+  readDependentUsPerDispatch: us(readDep / n),
+  readIndependentUsPerDispatch: us(readInd / n),
+  readOneGBs: Math.round(all.size / readOne / 1e6),
+  readBytesUs: us(perByteMs * bytes),
+  fixedUsPerReadDispatch: us(readDep / n - perByteMs * bytes),
+};
+console.log(`${adapter}: ${n} dispatches, reads of ${bytes} bytes over ${copies} copies`);
+for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
+const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
+if (out) {
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures }, null, 2) + '\n');
+  console.log(`receipt: ${out}`);
+}
+process.exit(0);
