@@ -122,9 +122,9 @@ export class Decoder {
       const ropeOk = opAccepts(this.dev, 'rope_kv', { qk: f32([1, cfg.numHeads + nKV, D]), v: f32([1, nKV, D]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) }, { interleaved: this.ropeInterleaved });
       if (!ok || !ropeOk) continue;
       this.fusedGemv.add(l);
-      if (!cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias') &&
-        opAccepts(this.dev, 'linear_rope_kv', { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) }, { eps, interleaved: this.ropeInterleaved }))
-        this.ropeFusedQkv.add(l);
+      const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
+      const qkvSpec = { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
+      if (plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
     }
   }
 
@@ -422,11 +422,11 @@ export class Decoder {
    * the q|k|v GEMV applies rope and writes the cache itself (linear_rope_kv). The residual stream h is updated in place.
    */
   private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
-    const p = `model.layers.${l}.`;
-    const rope = this.ropeByLayer[l]!;
     const q3 = s.act('q', [1, this.cfg.numHeads, this.cfg.headDim]);
     if (this.ropeFusedQkv.has(l)) {
       // q|k|v GEMV, rope and the cache write in one dispatch
+      const p = `model.layers.${l}.`;
+      const rope = this.ropeByLayer[l]!;
       const w = this.weights.get(p + 'self_attn.qkv_proj.weight');
       s.op('linear_rope_kv', { x: h, w, gamma: this.weights.get(p + 'input_layernorm.weight'), cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
     } else this.emitQkvRope(s, l, h, kv, pos, q3);
