@@ -207,6 +207,15 @@ function sweepConfigs(): Record<string, number>[] {
   return out;
 }
 
+/** The fused int8 GEMV's points: every work split, then gemvRunSums / gemvPrefetch at two of them. */
+function fusedSweepConfigs(): Record<string, number | string>[] {
+  const extra = [
+    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
+    { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 1 },
+  ].flatMap((t) => [{ ...t, gemvRunSums: 'on' }, { ...t, gemvPrefetch: 'on' }, { ...t, gemvRunSums: 'on', gemvPrefetch: 'on' }]);
+  return [...sweepConfigs(), ...extra];
+}
+
 /**
  * Attention at Llama-3.1-8B's head shapes (32 query heads, 8 KV heads, head dim 128, f16 cache): decode of one token
  * at 1k, 8k and 32k keys (KV bytes read per call as a fraction of the read bandwidth), the registry kernel and the
@@ -395,7 +404,10 @@ async function main() {
             if (!(e instanceof ContractError)) throw e;
           }
           const sg = { q4_k: 'q4k_gemv_sg', q8_0: 'q8_0_gemv_sg', q6_k: 'q6k_gemv_sg', float16: 'f16_gemv_sg' }[fmt]!;
-          for (const [variant, tunables] of [...sweepConfigs().map((t) => [sg, t] as const), ...(fmt === 'q4_k' ? sweepConfigs().map((t) => ['q4k_gemv_q8a', { ...t, gemvInt8: 'on' }] as const) : [])]) {
+          // Q4_K: the int8 GEMV with its quant pass and the fused one (activations rounded in each workgroup; its
+          // gemvRunSums and gemvPrefetch tunables at two work splits)
+          const q8a = fmt === 'q4_k' ? [...sweepConfigs().map((t) => ['q4k_gemv_q8a', { ...t, gemvInt8: 'on', gemvFuseQuant: 'off' }] as const), ...fusedSweepConfigs().map((t) => ['q4k_gemv_q8a_fused', { ...t, gemvInt8: 'on' }] as const)] : [];
+          for (const [variant, tunables] of [...sweepConfigs().map((t) => [sg, t] as const), ...q8a]) {
             const p = req({ variant, tunables: { ...tunables, cpuMapping: 'off' } });
             const tt = await timePlan(dev, p, x, ws, y, reps);
             points.push({ variant, tunables, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: frac(tt.inPassMs) });
