@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe
 # torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -30,6 +30,9 @@ for s in "${steps[@]}"; do
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep
     gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
+    # the 8B decode GEMV shapes in Q4_K: the default (fused int8), every work split of the quant-pass and fused GEMVs,
+    # and the fused one's gemvRunSums / gemvPrefetch
+    gemv-q4k) run gemv-q4k 400 node --import tsx bench/kernels.ts --formats q4_k --m 1 --shapes 4096x4096,6144x4096,28672x4096,4096x14336,128256x4096 --sweep --reps 10 --out "$OUT/kernels-gemv-q4k.json" ;;
     # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
     # the subgroup-matrix GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg) at the 8B prefill shapes
@@ -79,6 +82,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
