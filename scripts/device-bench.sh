@@ -3,8 +3,8 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch qmoe-f32 qmoe
-# torch ort embed moe fixtures.
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch
+# qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
