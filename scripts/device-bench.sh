@@ -58,10 +58,13 @@ for s in "${steps[@]}"; do
         n=${t%%:*}; j=${t#*:}
         run qmoe-f32-$n 120 node --import tsx bench/qmoe.ts --no-ort --upload mapped --cases gptoss20b-experts-t128,gptoss20b-experts-t1024 --tunables "$j" --out "$OUT/qmoe-f32-$n.json"
       done ;;
-    # QMoE vs ORT (the .device-ort pack): float32 compute and f16 compute, the inputs fed through mapped staging buffers
+    # QMoE vs ORT (the .device-ort pack): float32 compute, f16 compute of float32 activations, and float16 activations on
+    # both sides; the inputs fed through mapped staging buffers
     qmoe)
       run qmoe-vs-ort 200 node --import tsx bench/qmoe.ts --upload mapped --out "$OUT/qmoe.json"
-      run qmoe-vs-ort-f16 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":true}' --out "$OUT/qmoe-f16.json" ;;
+      run qmoe-vs-ort-f16 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":true}' --out "$OUT/qmoe-f16.json"
+      # the same precision on both sides: float16 activations, router logits and output
+      run qmoe-vs-ort-dtype-f16 200 node --import tsx bench/qmoe.ts --upload mapped --dtype float16 --out "$OUT/qmoe-dtype-f16.json" ;;
     # what a dispatch costs beside its bytes: tiny and weight-sized dispatches, dependent and independent
     dispatch) run dispatch 120 node --import tsx bench/dispatch.ts --out "$OUT/dispatch.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;

@@ -70,7 +70,8 @@ export function buildQmoeModel(
     opType: 'QMoE',
     domain: 'com.microsoft',
     inputs,
-    outputs: [{ name: 'output', dtype: 'float32', shape: tensors.inputT.shape }],
+    // the output has the input's type (T); float16 callers pass their f16 bits in inputT
+    outputs: [{ name: 'output', dtype: tensors.inputT.dtype, shape: tensors.inputT.shape }],
     attributes: qmoeOnnxAttributes(attrs),
   });
   return { model, feeds };
