@@ -207,12 +207,12 @@ function sweepConfigs(): Record<string, number>[] {
   return out;
 }
 
-/** The fused int8 GEMV's points: every work split, then gemvRunSums / gemvPrefetch at two of them. */
+/** The fused int8 GEMV's points: every work split, then gemvRunSums / gemvPipeline at two of them. */
 function fusedSweepConfigs(): Record<string, number | string>[] {
   const extra = [
     { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
     { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 1 },
-  ].flatMap((t) => [{ ...t, gemvRunSums: 'on' }, { ...t, gemvPrefetch: 'on' }, { ...t, gemvRunSums: 'on', gemvPrefetch: 'on' }]);
+  ].flatMap((t) => [{ ...t, gemvRunSums: 'on' }, { ...t, gemvPipeline: 'on' }, { ...t, gemvRunSums: 'on', gemvPipeline: 'on' }]);
   return [...sweepConfigs(), ...extra];
 }
 
@@ -405,7 +405,7 @@ async function main() {
           }
           const sg = { q4_k: 'q4k_gemv_sg', q8_0: 'q8_0_gemv_sg', q6_k: 'q6k_gemv_sg', float16: 'f16_gemv_sg' }[fmt]!;
           // Q4_K: the int8 GEMV with its quant pass and the fused one (activations rounded in each workgroup; its
-          // gemvRunSums and gemvPrefetch tunables at two work splits)
+          // gemvRunSums and gemvPipeline tunables at two work splits)
           const q8a = fmt === 'q4_k' ? [...sweepConfigs().map((t) => ['q4k_gemv_q8a', { ...t, gemvInt8: 'on', gemvFuseQuant: 'off' }] as const), ...fusedSweepConfigs().map((t) => ['q4k_gemv_q8a_fused', { ...t, gemvInt8: 'on' }] as const)] : [];
           for (const [variant, tunables] of [...sweepConfigs().map((t) => [sg, t] as const), ...q8a]) {
             const p = req({ variant, tunables: { ...tunables, cpuMapping: 'off' } });

@@ -31,7 +31,7 @@ for s in "${steps[@]}"; do
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep
     gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
     # the 8B decode GEMV shapes in Q4_K: the default (fused int8), every work split of the quant-pass and fused GEMVs,
-    # and the fused one's gemvRunSums / gemvPrefetch
+    # and the fused one's gemvRunSums / gemvPipeline
     gemv-q4k) run gemv-q4k 400 node --import tsx bench/kernels.ts --formats q4_k --m 1 --shapes 4096x4096,6144x4096,28672x4096,4096x14336,128256x4096 --sweep --reps 10 --out "$OUT/kernels-gemv-q4k.json" ;;
     # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
@@ -44,9 +44,9 @@ for s in "${steps[@]}"; do
       if [ -n "${DECODE_TUNABLES:-}" ]; then
         TESSERA_TUNABLES=$DECODE_TUNABLES run decode-tunables 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json"
       fi ;;
-    # the fused int8 decode GEMV's tunables still behind flags (gemvRunSums, gemvPrefetch), each beside the defaults
+    # the fused int8 decode GEMV's tunables still behind flags (gemvRunSums, gemvPipeline), each beside the defaults
     decode-gemv)
-      for t in defaults:'{}' runsums:'{"gemvRunSums":"on"}' prefetch:'{"gemvPrefetch":"on"}' both:'{"gemvRunSums":"on","gemvPrefetch":"on"}'; do
+      for t in defaults:'{}' runsums:'{"gemvRunSums":"on"}' pipeline:'{"gemvPipeline":"on"}' both:'{"gemvRunSums":"on","gemvPipeline":"on"}'; do
         n=${t%%:*}; j=${t#*:}
         TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
           run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"

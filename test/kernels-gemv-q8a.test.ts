@@ -31,10 +31,10 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
-    // run sums kept in workgroup memory; the first loop turn's weights loaded before the prologue
-    [2, 70, 768, { gemvRunSums: 'on', gemvPrefetch: 'on' }],
+    // run sums kept in workgroup memory; weight loads pipelined a loop turn ahead (the first before the prologue)
+    [2, 70, 768, { gemvRunSums: 'on', gemvPipeline: 'on' }],
     [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvRunSums: 'on' }],
-    [3, 33, 256, { gemvWorkgroup: 32, gemvPrefetch: 'on' }],
+    [3, 33, 256, { gemvWorkgroup: 32, gemvPipeline: 'on' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
     const fused = !('gemvFuseQuant' in tun) || tun.gemvFuseQuant === 'on';
     const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';

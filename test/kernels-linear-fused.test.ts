@@ -102,9 +102,9 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [2, 40, 1024, 'rmsnorm', 'silu', 0, { gemvWorkgroup: 64, gemvFuseQuant: 'on' }],
-    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRunSums: 'on', gemvPrefetch: 'on' }],
+    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRunSums: 'on', gemvPipeline: 'on' }],
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvRunSums: 'on' }],
-    [3, 33, 256, 'none', 'silu', 1, { gemvPrefetch: 'on', gemvUnroll: 3 }],
+    [3, 33, 256, 'none', 'silu', 1, { gemvPipeline: 'on', gemvUnroll: 3 }],
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const fused = !('gemvFuseQuant' in tunables) || tunables.gemvFuseQuant === 'on';
     const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
