@@ -33,6 +33,7 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
     // run sums kept in workgroup memory; weight loads pipelined a loop turn ahead (the first before the prologue)
     [2, 70, 768, { gemvRunSums: 'on', gemvPipeline: 'on' }],
+    [1, 37, 4096, { gemvPipeline: 'on' }], // 128 slots a row: several loop turns on any subgroup size
     [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvRunSums: 'on' }],
     [3, 33, 256, { gemvWorkgroup: 32, gemvPipeline: 'on' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
