@@ -3,7 +3,9 @@ import { STORAGE_USAGE, readFloat32 } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 
-const READ = /* wgsl */ `
+/** A grid-stride read of all of `src` (workgroups of 256); `tail` is WGSL appended to its body. */
+export function readShader(tail = ''): string {
+  return /* wgsl */ `
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @compute @workgroup_size(256)
@@ -12,8 +14,10 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
   let stride = nw.x * 256u;
   var acc = vec4<f32>(0.0);
   for (var i = g.x; i < n; i += stride) { acc += src[i]; }
-  if (acc.x == 12345.678) { dst[g.x] = acc.y; } // keeps the loads alive without a write per element
-}`;
+  if (acc.x == 12345.678) { dst[g.x % 256u] = acc.y; } // keeps the loads alive without a write per element
+${tail}}`;
+}
+const READ = readShader();
 
 /** Bytes per second of a full read of a `bytes`-sized buffer (best of `reps` dispatches). */
 export async function measureReadBandwidth(dev: TesseraDevice, bytes: number, reps = 5): Promise<number> {

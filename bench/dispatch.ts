@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
+import { readShader } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
 
 const args = process.argv.slice(2);
@@ -34,18 +35,8 @@ const bytes = Math.ceil(opt('--bytes', (14336 * 4096 * 144) / 256) / 4096) * 409
 const copies = opt('--copies', 4);
 const n = opt('--n', 64);
 
-const READ = /* wgsl */ `
-@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-  let n = arrayLength(&src);
-  let stride = nw.x * 256u;
-  var acc = vec4<f32>(0.0);
-  for (var i = g.x; i < n; i += stride) { acc += src[i]; }
-  if (acc.x == 12345.678) { dst[g.x % 256u] = acc.y; } // keeps the loads alive without a write per element
-  if (g.x == 0u) { dst[1] = dst[1] + 1.0; } // one read-modify-write: consecutive dispatches on dst depend on each other
-}`;
+// one read-modify-write: consecutive dispatches on the same dst depend on each other
+const READ = readShader('  if (g.x == 0u) { dst[1] = dst[1] + 1.0; }\n');
 const TINY = /* wgsl */ `
 @group(0) @binding(0) var<storage, read_write> dst: array<f32>;
 @compute @workgroup_size(256)
