@@ -106,7 +106,8 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
     for (let i = 0; i < n; i++) await recordPlan(rec, dev, plan, buffers(i));
   };
   let estimate = 0.01;
-  const scratchBytes = plan.intermediates.reduce((a, m) => a + m.bytes, 0);
+  // a plan whose intermediates exceed 1 MiB (a dequantized scratch copy) allocates them per call: few calls per submit
+  const bigScratch = plan.intermediates.reduce((a, m) => a + m.bytes, 0) > 2 ** 20;
   const heat = async (ms = dev.caps.adapterInfo.architecture === 'swiftshader' ? 0 : 100) => {
     if (ms <= 0) return; // a CPU adapter has no clocks to raise
     const rec = new Recorder(dev, { timestamps: false });
@@ -114,7 +115,7 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
     // scratch copy); small ones (the int8 activations of q4k_gemv_q8a) allow enough calls to raise the clocks (the H200
     // run at e90e0b7 timed q4k_gemv_q8a at 14336x4096 after 32 heating calls at 0.0736 ms in a pass, and the same
     // kernel in the sweep after it at 0.0168-0.02 ms: probably idle clocks; to be confirmed by the next run)
-    const cap = scratchBytes > 2 ** 20 ? 32 : 8000;
+    const cap = bigScratch ? 32 : 8000;
     await record(rec, Math.max(1, Math.min(cap, Math.ceil(ms / estimate))));
     void rec.submit();
   };
@@ -131,7 +132,7 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
   };
   const warm = await alone(2);
   estimate = Math.max(1e-3, warm[0]!);
-  const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), scratchBytes > 2 ** 20 ? 32 : Infinity));
+  const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), bigScratch ? 32 : Infinity));
   const calls = await alone(n);
   await heat();
   const span = new Recorder(dev, { timestamps: 'span' });
