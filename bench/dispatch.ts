@@ -8,8 +8,16 @@
  *   read-independent    the same reads, each writing its own small buffer
  *   read-one            one dispatch streaming all the copies once: the bytes' time with a single launch
  * Per dispatch: (case time) / N; fixed cost of a streaming dispatch = read-dependent / N - (read-one / copies).
+ * L2 prefetch (can a latency-bound dispatch, e.g. decode attention, pull the next GEMV's weights into the L2 while
+ * the DRAM idles?), over `--pf-copies` buffers of `--pf-bytes` (an 8B layer's o_proj in Q4_K) that together exceed
+ * the L2, N pairs each:
+ *   lat                 a one-workgroup serial kernel (the latency-bound stand-in) alone
+ *   lat-read            lat, then a read of the next buffer (cold)
+ *   lat-pf-read         lat with extra workgroups that read the next buffer, then the read of it
+ *   read-hot            reads of one buffer that stays in the L2
  *
- *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--out receipt.json]
+ *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--pf-bytes 9437184]
+ *     [--pf-copies 8] [--lat-iters 4000] [--out receipt.json]
  */
 import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
@@ -34,6 +42,9 @@ const opt = (name: string, dflt: number): number => {
 const bytes = Math.ceil(opt('--bytes', (14336 * 4096 * 144) / 256) / 4096) * 4096;
 const copies = opt('--copies', 4);
 const n = opt('--n', 64);
+const pfBytes = Math.ceil(opt('--pf-bytes', (4096 * 4096 * 144) / 256) / 4096) * 4096;
+const pfCopies = opt('--pf-copies', 8);
+const latIters = opt('--lat-iters', 4000);
 
 // one read-modify-write: consecutive dispatches on the same dst depend on each other
 const READ = readShader('  if (g.x == 0u) { dst[1] = dst[1] + 1.0; }\n');
@@ -42,16 +53,38 @@ const TINY = /* wgsl */ `
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) i: u32) { dst[i] = dst[i] * 0.5 + 1.0; }`;
 
+// workgroup 0: a serial FMA chain (latency-bound, one SM busy); the others, when the dispatch has them, read `pf`
+// (8 vec4 a thread), keeping the loads alive without writing
+const LAT = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(1) var<storage, read> pf: array<vec4<u32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+  if (g.x == 0u) {
+    var a = dst[i];
+    for (var k = 0u; k < ${latIters}u; k++) { a = a * 0.999 + 1.0; }
+    dst[i] = a;
+    return;
+  }
+  var acc = vec4<u32>(0u);
+  let base = (g.x - 1u) * 2048u + i;
+  for (var k = 0u; k < 8u; k++) { let j = base + k * 256u; if (j < arrayLength(&pf)) { acc ^= pf[j]; } }
+  if (all(acc == vec4<u32>(0x12345678u))) { dst[300] = 1.0; }
+}`;
+
 const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
 const d = dev.device;
 const read = await dev.pipelines.get({ code: READ, entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.read' });
 const tiny = await dev.pipelines.get({ code: TINY, entryPoint: 'main', layout: [{ binding: 0, type: 'storage' }], label: 'bench.dispatch.tiny' });
+const lat = await dev.pipelines.get({ code: LAT, entryPoint: 'main', layout: [{ binding: 0, type: 'storage' }, { binding: 1, type: 'read-only-storage' }], label: 'bench.dispatch.lat' });
 const small = Array.from({ length: n }, (_, i) => d.createBuffer({ size: 4096, usage: STORAGE_USAGE, label: `bench.dispatch.small${i}` }));
 const srcs = Array.from({ length: copies }, (_, i) => d.createBuffer({ size: bytes, usage: STORAGE_USAGE, label: `bench.dispatch.src${i}` }));
 const all = d.createBuffer({ size: bytes * copies <= (dev.caps.limits.maxStorageBufferBindingSize ?? 0) ? bytes * copies : bytes, usage: STORAGE_USAGE, label: 'bench.dispatch.all' });
 const groups = (size: number) => Math.min(65535, Math.ceil(size / 16 / 256 / 8));
+const pfs = Array.from({ length: pfCopies }, (_, i) => d.createBuffer({ size: pfBytes, usage: STORAGE_USAGE, label: `bench.dispatch.pf${i}` }));
+const latBg = (pf: GPUBuffer) => d.createBindGroup({ layout: lat.layout, entries: [{ binding: 0, resource: { buffer: small[1]! } }, { binding: 1, resource: { buffer: pf } }] });
 const readBg = (src: GPUBuffer, dst: GPUBuffer) => d.createBindGroup({ layout: read.layout, entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
 const tinyBg = (dst: GPUBuffer) => d.createBindGroup({ layout: tiny.layout, entries: [{ binding: 0, resource: { buffer: dst } }] });
 
@@ -75,6 +108,11 @@ const tinyInd = await pass(() => small.map((b) => one(tiny.pipeline, tinyBg(b), 
 const readDep = await pass(() => Array.from({ length: n }, (_, i) => one(read.pipeline, readBg(srcs[i % copies]!, small[0]!), groups(bytes))));
 const readInd = await pass(() => small.map((b, i) => one(read.pipeline, readBg(srcs[i % copies]!, b), groups(bytes))));
 const readOne = await pass(() => [one(read.pipeline, readBg(all, small[0]!), groups(all.size))]);
+const pfGroups = Math.ceil(pfBytes / 16 / 2048);
+const latOnly = await pass(() => Array.from({ length: n }, (_, i) => one(lat.pipeline, latBg(pfs[i % pfCopies]!), 1)));
+const latRead = await pass(() => Array.from({ length: n }, (_, i) => [one(lat.pipeline, latBg(pfs[i % pfCopies]!), 1), one(read.pipeline, readBg(pfs[i % pfCopies]!, small[0]!), groups(pfBytes))]).flat());
+const latPfRead = await pass(() => Array.from({ length: n }, (_, i) => [one(lat.pipeline, latBg(pfs[i % pfCopies]!), 1 + pfGroups), one(read.pipeline, readBg(pfs[i % pfCopies]!, small[0]!), groups(pfBytes))]).flat());
+const readHot = await pass(() => Array.from({ length: n }, () => one(read.pipeline, readBg(pfs[0]!, small[0]!), groups(pfBytes))));
 const perByteMs = readOne / all.size;
 const figures = {
   tinyDependentUsPerDispatch: us(tinyDep / n),
@@ -84,12 +122,17 @@ const figures = {
   readOneGBs: Math.round(all.size / readOne / 1e6),
   readBytesUs: us(perByteMs * bytes),
   fixedUsPerReadDispatch: us(readDep / n - perByteMs * bytes),
+  latUs: us(latOnly / n),
+  latThenColdReadUs: us(latRead / n),
+  latPrefetchThenReadUs: us(latPfRead / n),
+  hotReadUs: us(readHot / n),
+  prefetchSavesUs: us((latRead - latPfRead) / n),
 };
 console.log(`${adapter}: ${n} dispatches, reads of ${bytes} bytes over ${copies} copies`);
 for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);

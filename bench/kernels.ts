@@ -415,7 +415,8 @@ async function main() {
           }
           points.sort((a, b) => a.inPassMs - b.inPassMs);
           entry.sweep = points;
-          console.log(`  sweep best: ${JSON.stringify(points[0])}`);
+          // the best point of each variant, so the console alone keeps the comparison
+          for (const v of new Set(points.map((q) => q.variant))) console.log(`  sweep best ${v}: ${JSON.stringify(points.find((q) => q.variant === v))}`);
         }
         results.push(entry);
         console.log(`${fmt} N=${N} K=${K} M=${M}: ${plan.variant} ${t.inPassMs.toFixed(4)} ms in a pass (${t.medianMs.toFixed(4)} alone), ${entry.gbPerSecond} GB/s (${((entry.fractionOfReadBandwidth as number) * 100).toFixed(1)}% of read), ${entry.tflops} TFLOP/s`);
