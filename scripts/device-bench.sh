@@ -52,17 +52,20 @@ for s in "${steps[@]}"; do
           run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
       done ;;
     # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
-    # 4, 16 = 32 x 32 tiles), without ORT (any .device pack)
+    # 4, 16 = 32 x 32 tiles; sgmatF16Compute off, else float32 activations take the f16 subgroup-matrix variant), without
+    # ORT (any .device pack)
     qmoe-f32)
-      for t in t32:'{}' t64:'{"groupThreads":16}' t64r8:'{"groupThreads":8,"groupRegM":8,"groupRegN":8}' t128:'{"groupThreads":16,"groupRegM":8,"groupRegN":8,"groupTileK":8}'; do
+      f='"sgmatF16Compute":false'
+      for t in t32:"{$f}" t64:"{\"groupThreads\":16,$f}" t64r8:"{\"groupThreads\":8,\"groupRegM\":8,\"groupRegN\":8,$f}" t128:"{\"groupThreads\":16,\"groupRegM\":8,\"groupRegN\":8,\"groupTileK\":8,$f}"; do
         n=${t%%:*}; j=${t#*:}
         run qmoe-f32-$n 120 node --import tsx bench/qmoe.ts --no-ort --upload mapped --cases gptoss20b-experts-t128,gptoss20b-experts-t1024 --tunables "$j" --out "$OUT/qmoe-f32-$n.json"
       done ;;
-    # QMoE vs ORT (the .device-ort pack): float32 compute, f16 compute of float32 activations, and float16 activations on
-    # both sides; the inputs fed through mapped staging buffers
+    # QMoE vs ORT (the .device-ort pack): the defaults (float32 activations; the f16 subgroup-matrix variant wherever
+    # grouped tiles are chosen, from 64 tokens for gpt-oss-20b, on devices that have it), float32 compute throughout, and
+    # float16 activations on both sides; the inputs fed through mapped staging buffers
     qmoe)
       run qmoe-vs-ort 200 node --import tsx bench/qmoe.ts --upload mapped --out "$OUT/qmoe.json"
-      run qmoe-vs-ort-f16 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":true}' --out "$OUT/qmoe-f16.json"
+      run qmoe-vs-ort-f32 200 node --import tsx bench/qmoe.ts --upload mapped --tunables '{"sgmatF16Compute":false}' --out "$OUT/qmoe-f32.json"
       # the same precision on both sides: float16 activations, router logits and output
       run qmoe-vs-ort-dtype-f16 200 node --import tsx bench/qmoe.ts --upload mapped --dtype float16 --out "$OUT/qmoe-dtype-f16.json" ;;
     # what a dispatch costs beside its bytes: tiny and weight-sized dispatches, dependent and independent

@@ -81,7 +81,9 @@ const FIXTURES: Fixture[] = [
   { label: 'swiftshader-v2-unaligned', contract: V2, device: SWIFTSHADER, dims: { E: 3, k: 2, H: 36, I: 10, T: 64, bits: 4, block: 0, swiglu: true }, attrs: { k: 2, ...SWIGLU }, variant: 'quant_grouped_routed' },
   // gpt-oss-20b experts on an H200 (v2, biases): decode with subgroup reductions; grouped.
   { label: 'h200-v2-gptoss', contract: V2, device: H200, dims: { ...gptoss, T: 1, biases: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, variant: 'quant_gemv_routed' },
-  { label: 'h200-v2-gptoss', contract: V2, device: H200, dims: { ...gptoss, T: 128, biases: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, variant: 'quant_grouped_routed' },
+  { label: 'h200-v2-gptoss', contract: V2, device: H200, dims: { ...gptoss, T: 128, biases: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, tunables: { sgmatF16Compute: false }, variant: 'quant_grouped_routed' },
+  // float32 activations with the default tunables: the f16 subgroup-matrix variant (inputs rounded to f16 as staged)
+  { label: 'h200-v2-gptoss', contract: V2, device: H200, dims: { ...gptoss, T: 128, biases: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, variant: 'quant_grouped_sgmat_f16_routed' },
   // f16 activations on an H200: decode, and the f16 subgroup-matrix variant.
   { label: 'h200-v2-gptoss-f16', contract: V2, device: H200, dims: { ...gptoss, T: 1, biases: true, f16: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, variant: 'quant_gemv_routed' },
   { label: 'h200-v2-gptoss-f16', contract: V2, device: H200, dims: { ...gptoss, T: 128, biases: true, f16: true }, attrs: { k: 4, ...SWIGLU, block_size: 32 }, variant: 'quant_grouped_sgmat_f16_routed' },
