@@ -31,8 +31,8 @@ for s in "${steps[@]}"; do
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep
     gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
     # the 8B decode GEMV shapes in Q4_K: the default (fused int8), every work split of the quant-pass and fused GEMVs,
-    # and the fused one's gemvRunSums / gemvPipeline
-    gemv-q4k) run gemv-q4k 400 node --import tsx bench/kernels.ts --formats q4_k --m 1 --shapes 4096x4096,6144x4096,28672x4096,4096x14336,128256x4096 --sweep --reps 10 --out "$OUT/kernels-gemv-q4k.json" ;;
+    # and the fused one's gemvRunSums / gemvPipeline (GEMV_SHAPES=NxK,... for fewer shapes)
+    gemv-q4k) run gemv-q4k 400 node --import tsx bench/kernels.ts --formats q4_k --m 1 --shapes ${GEMV_SHAPES:-4096x4096,6144x4096,28672x4096,4096x14336,128256x4096} --sweep --reps 10 --out "$OUT/kernels-gemv-q4k.json" ;;
     # prefill GEMMs: contract choice vs the subgroup-matrix GEMM at 64 and 128 tiles
     gemm) run gemm 300 node --import tsx bench/kernels.ts --formats q4_k,float16 --m 16,128,512,2048 --shapes 4096x4096,14336x4096,4096x14336,128256x4096 --reps 10 --out "$OUT/kernels-gemm.json" ;;
     # the subgroup-matrix GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg) at the 8B prefill shapes
