@@ -44,12 +44,13 @@ for s in "${steps[@]}"; do
       if [ -n "${DECODE_TUNABLES:-}" ]; then
         TESSERA_TUNABLES=$DECODE_TUNABLES run decode-tunables 300 node --import tsx bench/decode.ts --presets ${DECODE_PRESETS:-llama-1b-128k,llama-8b} --quant ${DECODE_QUANTS:-q4k,f16} --prefill 512,2048 --tokens 128 --out "$OUT/decode-tunables.json"
       fi ;;
-    # the fused int8 decode GEMV's tunables still behind flags (gemvRunSums, gemvPipeline), each beside the defaults
+    # the fused int8 decode GEMV's tunables (gemvRunSums, gemvPipeline; both on by default since 9b9afce), alternated
+    # with them off twice (one run moves a few percent from the next)
     decode-gemv)
-      for t in defaults:'{}' runsums:'{"gemvRunSums":"on"}' pipeline:'{"gemvPipeline":"on"}' both:'{"gemvRunSums":"on","gemvPipeline":"on"}'; do
+      for t in defaults:'{}' off:'{"gemvRunSums":"off","gemvPipeline":"off"}' defaults2:'{}' off2:'{"gemvRunSums":"off","gemvPipeline":"off"}'; do
         n=${t%%:*}; j=${t#*:}
         TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
-          run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
+          run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
       done ;;
     # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
     # 4, 16 = 32 x 32 tiles; sgmatF16Compute off, else float32 activations take the f16 subgroup-matrix variant), without

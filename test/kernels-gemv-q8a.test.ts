@@ -32,10 +32,10 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
     // run sums kept in workgroup memory; weight loads pipelined a loop turn ahead (the first before the prologue)
-    [2, 70, 768, { gemvRunSums: 'on', gemvPipeline: 'on' }],
-    [1, 37, 4096, { gemvPipeline: 'on' }], // 128 slots a row: several loop turns on any subgroup size
-    [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvRunSums: 'on' }],
-    [3, 33, 256, { gemvWorkgroup: 32, gemvPipeline: 'on' }],
+    [2, 70, 768, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default: the plain loop
+    [1, 37, 4096, { gemvRunSums: 'off' }], // 128 slots a row: several loop turns on any subgroup size
+    [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvPipeline: 'off' }],
+    [3, 33, 256, { gemvWorkgroup: 32, gemvRunSums: 'off' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
     const fused = !('gemvFuseQuant' in tun) || tun.gemvFuseQuant === 'on';
     const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';
