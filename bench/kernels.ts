@@ -208,19 +208,27 @@ function sweepConfigs(): Record<string, number>[] {
   return out;
 }
 
-/** The fused int8 GEMV's points: every work split, then gemvRunSums / gemvPipeline at two of them. */
+/**
+ * The fused int8 GEMV's points: every work split (gemvRunSums and gemvPipeline on, their defaults), the same with
+ * them off at two splits, and deeper unrolls (more weight loads in flight a lane) at the default split.
+ */
 function fusedSweepConfigs(): Record<string, number | string>[] {
   const extra = [
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
-    { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 1 },
-  ].flatMap((t) => [{ ...t, gemvRunSums: 'on' }, { ...t, gemvPipeline: 'on' }, { ...t, gemvRunSums: 'on', gemvPipeline: 'on' }]);
+    ...[
+      { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
+      { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 1 },
+    ].flatMap((t) => [{ ...t, gemvRunSums: 'off' }, { ...t, gemvPipeline: 'off' }, { ...t, gemvRunSums: 'off', gemvPipeline: 'off' }]),
+    ...[4, 8].flatMap((gemvUnroll) => [1, 2, 4].map((gemvCols) => ({ gemvItems: 8, gemvWorkgroup: 256, gemvCols, gemvUnroll }))),
+    { gemvItems: 16, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 4 },
+    { gemvItems: 4, gemvWorkgroup: 128, gemvCols: 2, gemvUnroll: 4 },
+  ];
   return [...sweepConfigs(), ...extra];
 }
 
 /**
  * Attention at Llama-3.1-8B's head shapes (32 query heads, 8 KV heads, head dim 128, f16 cache): decode of one token
- * at 1k, 8k and 32k keys (KV bytes read per call as a fraction of the read bandwidth), the registry kernel and the
- * split-KV variant; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
+ * at 1k, 8k and 32k keys (KV bytes read per call as a fraction of the read bandwidth; the caches rotate over copies past
+ * the L2), the default and the split-KV variant's workgroup targets; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
  */
 async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   const H = 32;
@@ -236,20 +244,23 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     const plan = planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
     const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
     const q = mk(T * H * D * 4);
-    const k = mk(cap * Hkv * D * eb);
-    const v = mk(cap * Hkv * D * eb);
+    // K/V copies rotated over the calls as a model's layers are (each layer its own cache): together past the L2
+    const copies = Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / (2 * cap * Hkv * D * eb))));
+    const ks = Array.from({ length: copies }, () => mk(cap * Hkv * D * eb));
+    const vs = Array.from({ length: copies }, () => mk(cap * Hkv * D * eb));
     const o = mk(T * H * D * 4);
-    const t = await timeBuffers(dev, plan, () => ({ q, k, v, kvLen: u32, pageTable: u32, out: o }), reps);
-    for (const b of [q, k, v, o]) b.destroy();
+    const t = await timeBuffers(dev, plan, (i) => ({ q, k: ks[i % copies]!, v: vs[i % copies]!, kvLen: u32, pageTable: u32, out: o }), reps);
+    for (const b of [q, ...ks, ...vs, o]) b.destroy();
     return { plan, t };
   };
   for (const ctx of arg('attention-ctx', '1024,8192,32768').split(',').map(Number)) {
-    for (const tunables of [{}, { splitDecode: 'on' }] as Record<string, string>[]) {
+    // the default (split on GPUs), then the split's workgroup target (tunable splitWorkgroups, default 512)
+    for (const tunables of [{}, { splitDecode: 'on', splitWorkgroups: 1024 }, { splitDecode: 'on', splitWorkgroups: 2048 }, { splitDecode: 'on', splitWorkgroups: 256 }] as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
-      const e = { kind: 'decode', context: ctx, variant: plan.variant, inPassMs: +t.inPassMs.toFixed(5), kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
+      const e = { kind: 'decode', context: ctx, variant: plan.variant, tunables, dispatch: plan.passes.map((p) => p.dispatch), inPassMs: +t.inPassMs.toFixed(5), kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
       out.push(e);
-      console.log(`attention decode ${ctx} keys: ${plan.variant} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth`);
+      console.log(`attention decode ${ctx} keys: ${plan.variant} ${JSON.stringify(tunables)} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth`);
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
