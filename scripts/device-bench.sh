@@ -2,7 +2,7 @@
 # One device call's worth of issue-9 measurements on the GPU machine, each step under its own time limit so one slow
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
-#   source .device/enter.sh && TESSERA_COMMIT=<hash> bash scripts/device-bench.sh [step ...]
+#   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
 # Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
@@ -11,7 +11,7 @@ set -uo pipefail
 OUT=${OUT:-out/device-bench}
 mkdir -p "$OUT"
 unset WEBGPU_DAWN_ARGS # the runtime sets Dawn's options itself (timestamp quantization off, NVIDIA f16)
-export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export TESSERA_COMMIT=${TESSERA_COMMIT:-$(cat .device/commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(attention gemv gemm decode torch)
 

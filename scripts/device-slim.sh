@@ -4,6 +4,7 @@
 #   bash scripts/device-slim.sh out     moves models/default/model.safetensors and test/fixtures/hf/{gpt-oss*,qwen3-moe*}
 #                                       to .device-aside/ (ignored by git: .device* is), prints what travels
 #   bash scripts/device-slim.sh back    puts them back (run it right after the call; `git status` is clean again)
+# `out` also writes the commit into the packs (.device/commit), which the receipts then name.
 # Tests that load them say so in their names (models/default, shipped model) or skip with the reason (MoE goldens):
 # filter with -t '^(?!.*(shipped model|models/default)).*$'. Never commit while they are out.
 set -euo pipefail
@@ -11,12 +12,18 @@ cd "$(dirname "$0")/.."
 A=.device-aside
 case "${1:-}" in
   out)
+    # the commit the receipts of this call name (the device copy's git HEAD can be stale): .device/commit travels with
+    # the carried pack; bench/commit.ts and the device scripts read it when TESSERA_COMMIT is unset
+    for pack in .device .device-ort; do
+      [ -d "$pack" ] && echo "$(git rev-parse --short HEAD)$([ -n "$(git status --porcelain --untracked-files=no)" ] && echo +dirty)" > "$pack/commit"
+    done
     mkdir -p "$A/fixtures"
     [ -f models/default/model.safetensors ] && mv models/default/model.safetensors "$A/"
     for d in test/fixtures/hf/gpt-oss* test/fixtures/hf/qwen3-moe*; do [ -e "$d" ] && mv "$d" "$A/fixtures/"; done
     echo "set aside: $(du -sh "$A" | cut -f1); the tree that travels: $(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) bytes + untracked + carried"
     ;;
   back)
+    rm -f .device/commit .device-ort/commit
     [ -f "$A/model.safetensors" ] && mv "$A/model.safetensors" models/default/
     for d in "$A"/fixtures/*; do [ -e "$d" ] && mv "$d" test/fixtures/hf/; done
     rmdir "$A/fixtures" "$A" 2>/dev/null || true

@@ -10,8 +10,8 @@
 set -uo pipefail
 OUT=${OUT:-out/gpu-lane}
 mkdir -p "$OUT"
-# the device machine's copy of the tree can carry a stale git HEAD: set TESSERA_COMMIT (or write .commit) when calling
-export TESSERA_COMMIT=${TESSERA_COMMIT:-$(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)}
+# the device machine's copy of the tree can carry a stale git HEAD: device-slim.sh out writes .device/commit (or set TESSERA_COMMIT)
+export TESSERA_COMMIT=${TESSERA_COMMIT:-$(cat .device/commit 2>/dev/null || cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)}
 node bin/tessera.mjs devices --json > "$OUT/devices.json" 2>&1
 TESSERA_DAWN_CHECKED=1 node bin/tessera.mjs selftest --json > "$OUT/selftest.json" 2>&1
 node node_modules/vitest/vitest.mjs run ${GPU_LANE_TESTS:-test/kernels test/decoder-fused.test.ts test/decoder-rope-fused.test.ts test/models.test.ts test/models-gguf.test.ts test/program.test.ts test/qmoe-gpu.test.ts test/qmoe-gpu-templates.test.ts test/contracts-test-variants.test.ts test/contracts-dynamic.test.ts} \
