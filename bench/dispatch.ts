@@ -16,6 +16,11 @@
  *   lat-pf-read         lat with extra workgroups that read the next buffer, then the read of it
  *   read-hot            reads of one buffer that stays in the L2
  *
+ * Read patterns (what a weight-streaming dispatch of a GEMV's size can reach; copies rotate past the L2), at the 8B
+ * layer's Q4_K sizes (o_proj 9.4 MB, down 33 MB, gate|up 66 MB), GB/s per dispatch, N dispatches each:
+ *   stride              the read above: grid-stride loop, 8 vec4 a thread, one load in flight per turn
+ *   chunk8 / chunk16    each workgroup one contiguous chunk, every thread's 8 or 16 vec4 loads issued before any sum
+ *
  *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--pf-bytes 9437184]
  *     [--pf-copies 8] [--lat-iters 4000] [--out receipt.json]
  */
@@ -72,6 +77,19 @@ fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i:
   if (all(acc == vec4<u32>(0x12345678u))) { dst[300] = 1.0; }
 }`;
 
+// a contiguous chunk of U x 256 vec4 per workgroup, U independent loads a thread before the sum
+const chunkShader = (u: number) => /* wgsl */ `
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i: u32, @builtin(num_workgroups) nw: vec3<u32>) {
+  let n = arrayLength(&src);
+  let base = (g.x + g.y * nw.x) * ${u * 256}u + i;
+${Array.from({ length: u }, (_, k) => `  let a${k} = src[min(base + ${k * 256}u, n - 1u)];`).join('\n')}
+  let acc = ${Array.from({ length: u }, (_, k) => `a${k}`).join(' + ')};
+  if (acc.x == 12345.678) { dst[i] = acc.y; }
+}`;
+
 const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
@@ -113,6 +131,22 @@ const latOnly = await pass(() => Array.from({ length: n }, (_, i) => one(lat.pip
 const latRead = await pass(() => Array.from({ length: n }, (_, i) => [one(lat.pipeline, latBg(pfs[i % pfCopies]!), 1), one(read.pipeline, readBg(pfs[i % pfCopies]!, small[0]!), groups(pfBytes))]).flat());
 const latPfRead = await pass(() => Array.from({ length: n }, (_, i) => [one(lat.pipeline, latBg(pfs[i % pfCopies]!), 1 + pfGroups), one(read.pipeline, readBg(pfs[i % pfCopies]!, small[0]!), groups(pfBytes))]).flat());
 const readHot = await pass(() => Array.from({ length: n }, () => one(read.pipeline, readBg(pfs[0]!, small[0]!), groups(pfBytes))));
+// read patterns at GEMV sizes, copies past the L2
+const patterns: Record<string, number> = {};
+const chunks = { chunk8: await dev.pipelines.get({ code: chunkShader(8), entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.chunk8' }), chunk16: await dev.pipelines.get({ code: chunkShader(16), entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.chunk16' }) };
+for (const size of [9437184, 33030144, 66060288]) {
+  const bufs = Array.from({ length: Math.ceil(2 ** 28 / size) }, (_, i) => d.createBuffer({ size, usage: STORAGE_USAGE, label: `bench.dispatch.pattern${i}` }));
+  const mb = (size / 2 ** 20).toFixed(1);
+  const gbs = (ms: number) => Math.round((size * n) / ms / 1e6);
+  patterns[`stride ${mb} MiB`] = gbs(await pass(() => Array.from({ length: n }, (_, i) => one(read.pipeline, readBg(bufs[i % bufs.length]!, small[0]!), groups(size)))));
+  for (const [name, u] of [['chunk8', 8], ['chunk16', 16]] as const) {
+    const p = chunks[name];
+    const wgs = Math.ceil(size / 16 / (u * 256));
+    const bg = (b: GPUBuffer) => d.createBindGroup({ layout: p.layout, entries: [{ binding: 0, resource: { buffer: b } }, { binding: 1, resource: { buffer: small[0]! } }] });
+    patterns[`${name} ${mb} MiB`] = gbs(await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline: p.pipeline, bindGroup: bg(bufs[i % bufs.length]!), workgroups: [Math.min(wgs, 65535), Math.ceil(wgs / 65535), 1] as [number, number, number] }))));
+  }
+  for (const b of bufs) b.destroy();
+}
 const perByteMs = readOne / all.size;
 const figures = {
   tinyDependentUsPerDispatch: us(tinyDep / n),
@@ -130,9 +164,10 @@ const figures = {
 };
 console.log(`${adapter}: ${n} dispatches, reads of ${bytes} bytes over ${copies} copies`);
 for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
+for (const [k, v] of Object.entries(patterns)) console.log(`  read ${k}: ${v} GB/s a dispatch`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);
