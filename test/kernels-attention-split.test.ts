@@ -21,23 +21,28 @@ beforeAll(async () => {
 
 describe('attention decode_split (flash-decoding)', () => {
   it.each([
-    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, splitWorkgroups (512: the default)
-    [1, 4, 2, 64, 600, 300, 'float32', 0, 0, 512],
-    [2, 8, 2, 32, 512, 257, 'float16', 0, 0, 512],
-    [1, 4, 4, 128, 300, 5, 'float32', 30, 0, 512],
-    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, 512],
-    [1, 2, 1, 256, 256, 0, 'float32', 0, 0, 512],
-    [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0, 512], // 32 parts of 141 keys: two tiles each
-    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, 512], // groups of 8 heads, 256 parts of 133 keys
-    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, 2048], // 256 parts of 4 keys (tunable splitWorkgroups)
-    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, 64], // 16 parts of 188 keys: two tiles each
-  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i splitWorkgroups %i', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, wgs) => {
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 512 and
+    // splitCombine serial by default)
+    [1, 4, 2, 64, 600, 300, 'float32', 0, 0, {}],
+    [2, 8, 2, 32, 512, 257, 'float16', 0, 0, {}],
+    [1, 4, 4, 128, 300, 5, 'float32', 30, 0, {}],
+    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, {}],
+    [1, 2, 1, 256, 256, 0, 'float32', 0, 0, {}],
+    [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0, {}], // 32 parts of 141 keys: two tiles each
+    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, {}], // groups of 8 heads, 256 parts of 133 keys
+    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048 }], // 256 parts of 4 keys
+    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048, splitCombine: 'tree' }], // 256 parts: two a combine invocation
+    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, { splitCombine: 'tree' }], // a sliding window, 3 tokens
+    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitCombine: 'tree' }], // 4 keys over 5 parts: one part sees none
+    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitWorkgroups: 64, splitCombine: 'tree' }], // 16 parts of 188 keys: two tiles each
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
+    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 512;
     const r = new Rng(`attention-split/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
       inputs: c.inputs,
       attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
-      tunables: { splitDecode: 'on', cpuMapping: 'off', ...(wgs !== 512 ? { splitWorkgroups: wgs } : {}) },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', ...tun },
     });
     expect(plan.variant).toBe('decode_split');
     // parts per (KV head, token): enough for ~splitWorkgroups (512 by default), at most one per 128 keys of capacity
