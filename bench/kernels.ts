@@ -254,8 +254,10 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     return { plan, t };
   };
   for (const ctx of arg('attention-ctx', '1024,8192,32768').split(',').map(Number)) {
-    // the default (split on GPUs), then the split's workgroup target (tunable splitWorkgroups, default 512)
-    for (const tunables of [{}, { splitDecode: 'on', splitWorkgroups: 1024 }, { splitDecode: 'on', splitWorkgroups: 2048 }, { splitDecode: 'on', splitWorkgroups: 256 }] as Record<string, string | number>[]) {
+    // the default (split on GPUs), then the split's workgroup target (tunable splitWorkgroups, default 512) and its
+    // combine pass's reduction (splitCombine, default serial)
+    const split = [{}, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitWorkgroups: 256 }, { splitCombine: 'tree' }, { splitWorkgroups: 2048, splitCombine: 'tree' }];
+    for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
       const e = { kind: 'decode', context: ctx, variant: plan.variant, tunables, dispatch: plan.passes.map((p) => p.dispatch), inPassMs: +t.inPassMs.toFixed(5), kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
