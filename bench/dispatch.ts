@@ -94,7 +94,9 @@ const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
 const d = dev.device;
-const read = await dev.pipelines.get({ code: READ, entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.read' });
+// a read of binding 0 into binding 1 (READ and the chunked reads below)
+const readPipeline = (code: string, label: string) => dev.pipelines.get({ code, entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label });
+const read = await readPipeline(READ, 'bench.dispatch.read');
 const tiny = await dev.pipelines.get({ code: TINY, entryPoint: 'main', layout: [{ binding: 0, type: 'storage' }], label: 'bench.dispatch.tiny' });
 const lat = await dev.pipelines.get({ code: LAT, entryPoint: 'main', layout: [{ binding: 0, type: 'storage' }, { binding: 1, type: 'read-only-storage' }], label: 'bench.dispatch.lat' });
 const small = Array.from({ length: n }, (_, i) => d.createBuffer({ size: 4096, usage: STORAGE_USAGE, label: `bench.dispatch.small${i}` }));
@@ -103,7 +105,8 @@ const all = d.createBuffer({ size: bytes * copies <= (dev.caps.limits.maxStorage
 const groups = (size: number) => Math.min(65535, Math.ceil(size / 16 / 256 / 8));
 const pfs = Array.from({ length: pfCopies }, (_, i) => d.createBuffer({ size: pfBytes, usage: STORAGE_USAGE, label: `bench.dispatch.pf${i}` }));
 const latBg = (pf: GPUBuffer) => d.createBindGroup({ layout: lat.layout, entries: [{ binding: 0, resource: { buffer: small[1]! } }, { binding: 1, resource: { buffer: pf } }] });
-const readBg = (src: GPUBuffer, dst: GPUBuffer) => d.createBindGroup({ layout: read.layout, entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+const srcDstBg = (layout: GPUBindGroupLayout, src: GPUBuffer, dst: GPUBuffer) => d.createBindGroup({ layout, entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+const readBg = (src: GPUBuffer, dst: GPUBuffer) => srcDstBg(read.layout, src, dst);
 const tinyBg = (dst: GPUBuffer) => d.createBindGroup({ layout: tiny.layout, entries: [{ binding: 0, resource: { buffer: dst } }] });
 
 /** Best of 5 GPU times (ms) of one pass holding the dispatches `make` gives. */
@@ -133,17 +136,15 @@ const latPfRead = await pass(() => Array.from({ length: n }, (_, i) => [one(lat.
 const readHot = await pass(() => Array.from({ length: n }, () => one(read.pipeline, readBg(pfs[0]!, small[0]!), groups(pfBytes))));
 // read patterns at GEMV sizes, copies past the L2
 const patterns: Record<string, number> = {};
-const chunks = { chunk8: await dev.pipelines.get({ code: chunkShader(8), entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.chunk8' }), chunk16: await dev.pipelines.get({ code: chunkShader(16), entryPoint: 'main', layout: [{ binding: 0, type: 'read-only-storage' }, { binding: 1, type: 'storage' }], label: 'bench.dispatch.chunk16' }) };
+const chunks = await Promise.all([8, 16].map(async (u) => ({ u, ...(await readPipeline(chunkShader(u), `bench.dispatch.chunk${u}`)) })));
 for (const size of [9437184, 33030144, 66060288]) {
   const bufs = Array.from({ length: Math.ceil(2 ** 28 / size) }, (_, i) => d.createBuffer({ size, usage: STORAGE_USAGE, label: `bench.dispatch.pattern${i}` }));
   const mb = (size / 2 ** 20).toFixed(1);
   const gbs = (ms: number) => Math.round((size * n) / ms / 1e6);
   patterns[`stride ${mb} MiB`] = gbs(await pass(() => Array.from({ length: n }, (_, i) => one(read.pipeline, readBg(bufs[i % bufs.length]!, small[0]!), groups(size)))));
-  for (const [name, u] of [['chunk8', 8], ['chunk16', 16]] as const) {
-    const p = chunks[name];
+  for (const { u, pipeline, layout } of chunks) {
     const wgs = Math.ceil(size / 16 / (u * 256));
-    const bg = (b: GPUBuffer) => d.createBindGroup({ layout: p.layout, entries: [{ binding: 0, resource: { buffer: b } }, { binding: 1, resource: { buffer: small[0]! } }] });
-    patterns[`${name} ${mb} MiB`] = gbs(await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline: p.pipeline, bindGroup: bg(bufs[i % bufs.length]!), workgroups: [Math.min(wgs, 65535), Math.ceil(wgs / 65535), 1] as [number, number, number] }))));
+    patterns[`chunk${u} ${mb} MiB`] = gbs(await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline, bindGroup: srcDstBg(layout, bufs[i % bufs.length]!, small[0]!), workgroups: [Math.min(wgs, 65535), Math.ceil(wgs / 65535), 1] as [number, number, number] }))));
   }
   for (const b of bufs) b.destroy();
 }
