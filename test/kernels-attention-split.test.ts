@@ -1,8 +1,9 @@
 /**
  * Decode attention split over the KV length (attention-split.wgsl.jinja, flash-decoding: each part of the key range
- * scores the query heads of one KV head with an online softmax over tiles of 128 keys, then a combine pass) against
- * the CPU reference: GQA groups of 1 to 8 heads, f32 and f16 caches (f16 read as u32 words, no shader-f16 needed),
- * softcap, a sliding window, 1 to 3 query tokens, parts of one key and parts of several tiles.
+ * scores the query heads of one KV head with an online softmax over tiles of 16 to 128 keys, each tile's loads issued at
+ * its start, then a combine pass) against the CPU reference: GQA groups of 1 to 8 heads, f32 and f16 caches (f16 read
+ * as u32 words, no shader-f16 needed), softcap, a sliding window, 1 to 3 query tokens, parts of one key and parts of
+ * several tiles, K rows scored whole by one invocation or in shares of 2 to 8 (splitLoads).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -22,7 +23,8 @@ beforeAll(async () => {
 describe('attention decode_split (flash-decoding)', () => {
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 512 and
-    // splitCombine serial by default)
+    // splitCombine serial and splitLoads 8 by default: tiles of 128 keys up to 64 vec4 of f16 or 32 of f32 dims, 64
+    // keys at 128 f16 dims, 32 at 256 f16 or 128 f32, 16 at 256 f32)
     [1, 4, 2, 64, 600, 300, 'float32', 0, 0, {}],
     [2, 8, 2, 32, 512, 257, 'float16', 0, 0, {}],
     [1, 4, 4, 128, 300, 5, 'float32', 30, 0, {}],
@@ -30,13 +32,19 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 2, 1, 256, 256, 0, 'float32', 0, 0, {}],
     [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0, {}], // 32 parts of 141 keys: two tiles each
     [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, {}], // groups of 8 heads, 256 parts of 133 keys
-    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048 }], // 256 parts of 4 keys
-    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048, splitCombine: 'tree' }], // 256 parts: two a combine invocation
+    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048 }], // 128 parts (one per tile of capacity) of 8 keys
+    [1, 32, 8, 128, 20000, 1000, 'float16', 0, 0, { splitWorkgroups: 2048, splitCombine: 'tree' }], // 256 parts of 4 keys: two a combine invocation
     [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, { splitCombine: 'tree' }], // a sliding window, 3 tokens
     [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitCombine: 'tree' }], // 4 keys over 5 parts: one part sees none
-    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitWorkgroups: 64, splitCombine: 'tree' }], // 16 parts of 188 keys: two tiles each
+    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitWorkgroups: 64, splitCombine: 'tree' }], // 16 parts of 188 keys: three tiles each
+    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitLoads: 16 }], // tiles of 128 keys, whole rows
+    [1, 32, 8, 128, 3000, 2500, 'float16', 30, 0, { splitLoads: 2, splitWorkgroups: 64 }], // tiles of 16 keys, rows in 8 shares
+    [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitLoads: 16 }], // 32-key tiles of 256 f32 dims: rows in 4 shares
+    [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 512;
+    const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
+    const tile = Math.max(16, Math.min(128, Math.floor((loads * 128 * (kvDt === 'float16' ? 8 : 4)) / D)));
     const r = new Rng(`attention-split/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
@@ -45,8 +53,8 @@ describe('attention decode_split (flash-decoding)', () => {
       tunables: { splitDecode: 'on', cpuMapping: 'off', ...tun },
     });
     expect(plan.variant).toBe('decode_split');
-    // parts per (KV head, token): enough for ~splitWorkgroups (512 by default), at most one per 128 keys of capacity
-    const splits = Math.max(1, Math.min(Math.ceil(cap / 128), Math.ceil(wgs / (Hkv * T))));
+    // parts per (KV head, token): enough for ~splitWorkgroups (512 by default), at most one per tile of capacity
+    const splits = Math.max(1, Math.min(Math.ceil(cap / tile), Math.ceil(wgs / (Hkv * T))));
     expect(plan.passes.map((p) => p.dispatch)).toEqual([
       [splits, Hkv, T],
       [H, T, 1],
