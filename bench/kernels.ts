@@ -228,7 +228,7 @@ function fusedSweepConfigs(): Record<string, number | string>[] {
 /**
  * Attention at Llama-3.1-8B's head shapes (32 query heads, 8 KV heads, head dim 128, f16 cache): decode of one token
  * at 1k, 8k and 32k keys (KV bytes read per call as a fraction of the read bandwidth; the caches rotate over copies past
- * the L2), the default and the split-KV variant's workgroup targets; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
+ * the L2), the default and the split-KV variant's tunables; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
  */
 async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   const H = 32;
@@ -254,9 +254,10 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     return { plan, t };
   };
   for (const ctx of arg('attention-ctx', '1024,8192,32768').split(',').map(Number)) {
-    // the default (split on GPUs), then the split's workgroup target (tunable splitWorkgroups, default 512) and its
-    // combine pass's reduction (splitCombine, default serial)
-    const split = [{}, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitWorkgroups: 256 }, { splitCombine: 'tree' }, { splitWorkgroups: 2048, splitCombine: 'tree' }];
+    // the default (split on GPUs), then the loads an invocation issues at a tile's start (tunable splitLoads, default
+    // 8: tiles of 64 keys here), the split's workgroup target (splitWorkgroups, default 512) and its combine pass's
+    // reduction (splitCombine, default serial)
+    const split = [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitWorkgroups: 256 }, { splitCombine: 'tree' }, { splitWorkgroups: 1024, splitCombine: 'tree' }];
     for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
