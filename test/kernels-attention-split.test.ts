@@ -57,7 +57,7 @@ describe('attention decode_split (flash-decoding)', () => {
     const splits = Math.max(1, Math.min(Math.ceil(cap / tile), Math.ceil(wgs / (Hkv * T))));
     expect(plan.passes.map((p) => p.dispatch)).toEqual([
       [splits, Hkv, T],
-      [H, T, 1],
+      [(H * D) / Math.min(D, 32), T, 1], // the combine: a workgroup per (head, 32 dims)
     ]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
     expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
