@@ -281,7 +281,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     // the default (split on GPUs), then the loads an invocation issues at a tile's start (tunable splitLoads, default
     // 8: tiles of 64 keys here), the split's workgroup target (splitWorkgroups, default 512) and its combine pass's
     // reduction (splitCombine, default serial)
-    const split = [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitWorkgroups: 256 }, { splitCombine: 'tree' }, { splitWorkgroups: 1024, splitCombine: 'tree' }];
+    const split = [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 256 }, { splitWorkgroups: 256, splitLoads: 4 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitCombine: 'tree' }];
     for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
