@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048]] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -281,7 +281,10 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     // the default (split on GPUs), then the loads an invocation issues at a tile's start (tunable splitLoads, default
     // 8: tiles of 64 keys here), the split's workgroup target (splitWorkgroups, default 512) and its combine pass's
     // reduction (splitCombine, default serial)
-    const split = [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 256 }, { splitWorkgroups: 256, splitLoads: 4 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitCombine: 'tree' }];
+    // (--split-tunables '[{...}, ...]' instead: an A/B list, e.g. alternated)
+    const split = process.argv.includes('--split-tunables')
+      ? (JSON.parse(arg('split-tunables', '[]')) as Record<string, string | number>[])
+      : [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 256 }, { splitWorkgroups: 256, splitLoads: 4 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitCombine: 'tree' }];
     for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
