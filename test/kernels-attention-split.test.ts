@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 describe('attention decode_split (flash-decoding)', () => {
   it.each([
-    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 512 and
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 256 and
     // splitCombine serial and splitLoads 8 by default: tiles of 128 keys up to 64 vec4 of f16 or 32 of f32 dims, 64
     // keys at 128 f16 dims, 32 at 256 f16 or 128 f32, 16 at 256 f32)
     [1, 4, 2, 64, 600, 300, 'float32', 0, 0, {}],
@@ -30,19 +30,19 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 4, 4, 128, 300, 5, 'float32', 30, 0, {}],
     [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, {}],
     [1, 2, 1, 256, 256, 0, 'float32', 0, 0, {}],
-    [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0, {}], // 32 parts of 141 keys: two tiles each
-    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, {}], // groups of 8 heads, 256 parts of 133 keys
+    [2, 32, 8, 64, 5000, 4500, 'float16', 0, 0, {}], // 16 parts of 282 keys: three tiles each
+    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, {}], // groups of 8 heads, 128 parts of 266 keys
     [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitWorkgroups: 2048 }], // 128 parts (one per tile of capacity) of 8 keys
-    [1, 32, 8, 128, 20000, 1000, 'float16', 0, 0, { splitWorkgroups: 2048, splitCombine: 'tree' }], // 256 parts of 4 keys: two a combine invocation
+    [1, 32, 8, 128, 20000, 1000, 'float16', 0, 0, { splitWorkgroups: 2048, splitCombine: 'tree' }], // 256 parts of 4 keys: 64 a combine lane, 8 loads at a time
     [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, { splitCombine: 'tree' }], // a sliding window, 3 tokens
-    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitCombine: 'tree' }], // 4 keys over 5 parts: one part sees none
+    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitCombine: 'tree' }], // 4 keys over 10 parts: six see none
     [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitWorkgroups: 64, splitCombine: 'tree' }], // 16 parts of 188 keys: three tiles each
     [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitLoads: 16 }], // tiles of 128 keys, whole rows
     [1, 32, 8, 128, 3000, 2500, 'float16', 30, 0, { splitLoads: 2, splitWorkgroups: 64 }], // tiles of 16 keys, rows in 8 shares
     [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitLoads: 16 }], // 32-key tiles of 256 f32 dims: rows in 4 shares
     [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
-    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 512;
+    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
     const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
     const tile = Math.max(16, Math.min(128, Math.floor((loads * 128 * (kvDt === 'float16' ? 8 : 4)) / D)));
     const r = new Rng(`attention-split/${T}/${H}/${D}/${cap}/${start}`);
@@ -53,7 +53,7 @@ describe('attention decode_split (flash-decoding)', () => {
       tunables: { splitDecode: 'on', cpuMapping: 'off', ...tun },
     });
     expect(plan.variant).toBe('decode_split');
-    // parts per (KV head, token): enough for ~splitWorkgroups (512 by default), at most one per tile of capacity
+    // parts per (KV head, token): enough for ~splitWorkgroups (256 by default), at most one per tile of capacity
     const splits = Math.max(1, Math.min(Math.ceil(cap / tile), Math.ceil(wgs / (Hkv * T))));
     expect(plan.passes.map((p) => p.dispatch)).toEqual([
       [splits, Hkv, T],
