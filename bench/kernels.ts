@@ -91,6 +91,8 @@ interface Timing {
   medianMs: number;
   minMs: number;
   reps: number;
+  /** Median GPU ms of each pass of the plan, the calls timed alone (where the time of a multi-pass plan goes). */
+  passMedianMs: number[];
 }
 
 /**
@@ -129,8 +131,11 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
     const per = plan.passes.length;
     const calls: number[] = [];
     for (let i = 0; i < times.length; i += per) calls.push(times.slice(i, i + per).reduce((a, t) => a + t.ms, 0));
+    const passes = plan.passes.map((_, p) => times.filter((_, i) => i % per === p).map((t) => t.ms).sort((a, b) => a - b));
+    passMedians = passes.map((ts) => ts[ts.length >> 1]!);
     return calls.sort((a, b) => a - b);
   };
+  let passMedians: number[] = [];
   const warm = await alone(2);
   estimate = Math.max(1e-3, warm[0]!);
   const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), bigScratch ? 32 : Infinity));
@@ -139,7 +144,7 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
   const span = new Recorder(dev, { timestamps: 'span' });
   await record(span, n);
   const [whole] = await span.submit();
-  return { inPassMs: whole!.ms / n, medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n };
+  return { inPassMs: whole!.ms / n, medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n, passMedianMs: passMedians };
 }
 
 /**
@@ -233,6 +238,9 @@ function fusedSweepConfigs(): Record<string, number | string>[] {
 function pairSweepConfigs(): (readonly [string, Record<string, number | string>])[] {
   const fused = [
     { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
+    // pairs at unroll 1: the default's nibble bytes in flight a lane (2 columns x 2 slots) with half its loads
+    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 1 },
+    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 4, gemvUnroll: 1 },
     { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 4 },
     { gemvItems: 8, gemvWorkgroup: 128, gemvCols: 4, gemvUnroll: 1 },
     { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 4, gemvUnroll: 2 },
@@ -288,9 +296,11 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
-      const e = { kind: 'decode', context: ctx, variant: plan.variant, tunables, dispatch: plan.passes.map((p) => p.dispatch), inPassMs: +t.inPassMs.toFixed(5), kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
+      // passMedianMs: each pass timed alone (partial, combine), so the split of the time shows
+      const passMedianMs = t.passMedianMs.map((m) => +m.toFixed(5));
+      const e = { kind: 'decode', context: ctx, variant: plan.variant, tunables, dispatch: plan.passes.map((p) => p.dispatch), inPassMs: +t.inPassMs.toFixed(5), passMedianMs, kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
       out.push(e);
-      console.log(`attention decode ${ctx} keys: ${plan.variant} ${JSON.stringify(tunables)} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth`);
+      console.log(`attention decode ${ctx} keys: ${plan.variant} ${JSON.stringify(tunables)} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth; passes alone ${passMedianMs.join(' + ')} ms`);
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
