@@ -20,9 +20,15 @@
  * layer's Q4_K sizes (o_proj 9.4 MB, down 33 MB, gate|up 66 MB), GB/s per dispatch, N dispatches each:
  *   stride              the read above: grid-stride loop, 8 vec4 a thread, one load in flight per turn
  *   chunk8 / chunk16    each workgroup one contiguous chunk, every thread's 8 or 16 vec4 loads issued before any sum
+ * GEMV-shaped reads (is the decode GEMV's gap to those reads its memory pattern or its arithmetic?): Q4_K weights of
+ * the 8B layer's shapes read with the int8 GEMV's work split (gemv-q8a.wgsl.jinja: items of C columns per 32-lane
+ * subgroup, lanes on 16-byte nibble slots, U slots a lane a loop turn, each slot with its block's 16-byte header)
+ * and no arithmetic but an XOR, GB/s per dispatch:
+ *   gemv items/wg/cols/unroll      the GEMV's loads (header and nibbles of every slot)
+ *   ... nohdr                      the nibbles only (what the headers' extra loads cost)
  *
  *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--pf-bytes 9437184]
- *     [--pf-copies 8] [--lat-iters 4000] [--out receipt.json]
+ *     [--pf-copies 8] [--lat-iters 4000] [--gemv-shapes 4096x14336,28672x4096,6144x4096] [--out receipt.json]
  */
 import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
@@ -90,6 +96,39 @@ ${Array.from({ length: u }, (_, k) => `  let a${k} = src[min(base + ${k * 256}u,
   if (acc.x == 12345.678) { dst[i] = acc.y; }
 }`;
 
+// the int8 GEMV's loads over Q4_K rows of K / 256 blocks of 9 vec4 (header, 8 nibble slots), N rows: workgroup
+// tile t takes items t * I .. of C consecutive rows; subgroup (32 lanes) s takes items s, s + WG / 32, ...; lane l
+// slots l, l + 32, ... U a turn (clamped to the row's last slot, as the GEMV does); the words are XORed, so every
+// load is kept and nothing is computed
+const gemvShader = (N: number, K: number, items: number, wg: number, cols: number, unroll: number, hdr: boolean) => {
+  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n');
+  const loads = (u: number) =>
+    `      let s${u} = min(s0 + ${32 * u}u, nslots - 1u);\n` +
+    lines(cols, (c) => (hdr ? `      let h${u}_${c} = B[row${c} + (s${u} / 8u) * 9u];\n` : '') + `      let q${u}_${c} = B[row${c} + (s${u} / 8u) * 9u + 1u + s${u} % 8u];`);
+  return /* wgsl */ `
+@group(0) @binding(0) var<storage, read> B: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(${wg})
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(num_workgroups) nw: vec3<u32>) {
+  let lane = li % 32u;
+  let sid = li / 32u;
+  let nb = ${K / 256}u;
+  let nslots = nb * 8u;
+  let col0 = (g.x + g.y * nw.x) * ${items * cols}u;
+  var acc = vec4<u32>(0u);
+  for (var item = sid; item < ${items}u; item += ${wg / 32}u) {
+    let n0 = col0 + item * ${cols}u;
+    if (n0 >= ${N}u) { break; }
+${lines(cols, (c) => `    let row${c} = min(n0 + ${c}u, ${N - 1}u) * nb * 9u;`)}
+    for (var s0 = lane; s0 < nslots; s0 += ${32 * unroll}u) {
+${lines(unroll, loads)}
+${lines(unroll, (u) => lines(cols, (c) => `      acc ^= q${u}_${c}${hdr ? ` ^ h${u}_${c}` : ''};`))}
+    }
+  }
+  if (all(acc == vec4<u32>(0x12345678u))) { dst[li] = 1.0; }
+}`;
+};
+
 const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
@@ -148,6 +187,28 @@ for (const size of [9437184, 33030144, 66060288]) {
   }
   for (const b of bufs) b.destroy();
 }
+// GEMV-shaped reads at the 8B layer's shapes (weights rotating past the L2), work splits the GEMV sweeps lead with
+const gemvShapes = (args.indexOf('--gemv-shapes') >= 0 ? args[args.indexOf('--gemv-shapes') + 1]! : '4096x14336,28672x4096,6144x4096').split(',').map((x) => x.split('x').map(Number) as [number, number]);
+const splits: [number, number, number, number, boolean][] = [
+  [8, 256, 2, 2, true],
+  [8, 256, 2, 2, false],
+  [8, 256, 2, 4, true],
+  [8, 256, 4, 1, true],
+  [1, 32, 2, 2, true],
+];
+const gemvReads: Record<string, { us: number; GBs: number }> = {};
+for (const [N, K] of gemvShapes) {
+  if (K % 256 !== 0) throw new Error(`--gemv-shapes: K = ${K} is not a multiple of 256`);
+  const size = (N * K * 144) / 256;
+  const bufs = Array.from({ length: Math.ceil(2 ** 28 / size) }, (_, i) => d.createBuffer({ size, usage: STORAGE_USAGE, label: `bench.dispatch.gemv${i}` }));
+  for (const [items, wg, cols, unroll, hdr] of splits) {
+    const { pipeline, layout } = await readPipeline(gemvShader(N, K, items, wg, cols, unroll, hdr), `bench.dispatch.gemv.${items}.${wg}.${cols}.${unroll}${hdr ? '' : '.nohdr'}`);
+    const tiles = Math.ceil(N / (items * cols));
+    const ms = await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline, bindGroup: srcDstBg(layout, bufs[i % bufs.length]!, small[0]!), workgroups: [Math.min(tiles, 65535), Math.ceil(tiles / 65535), 1] as [number, number, number] })));
+    gemvReads[`${N}x${K} gemv ${items}/${wg}/${cols}/${unroll}${hdr ? '' : ' nohdr'}`] = { us: us(ms / n), GBs: Math.round((size * n) / ms / 1e6) };
+  }
+  for (const b of bufs) b.destroy();
+}
 const perByteMs = readOne / all.size;
 const figures = {
   tinyDependentUsPerDispatch: us(tinyDep / n),
@@ -166,9 +227,10 @@ const figures = {
 console.log(`${adapter}: ${n} dispatches, reads of ${bytes} bytes over ${copies} copies`);
 for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
 for (const [k, v] of Object.entries(patterns)) console.log(`  read ${k}: ${v} GB/s a dispatch`);
+for (const [k, v] of Object.entries(gemvReads)) console.log(`  read ${k}: ${v.us} us, ${v.GBs} GB/s a dispatch`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);
