@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv dispatch
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope dispatch
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -51,6 +51,16 @@ for s in "${steps[@]}"; do
         n=${t%%:*}; j=${t#*:}
         TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
           run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
+      done ;;
+    # rope and the KV-cache write in the q|k|v GEMV's epilogue (linear_rope_kv, tunable ropeKvFuse, off: its default
+    # of 4 items in 256 invocations leaves half the subgroups idle), at 128 invocations and at 8 items, alternated with
+    # the defaults (8B only)
+    decode-rope)
+      r='"ropeKvFuse":"on"'
+      for t in defaults:'{}' rope128:"{$r,\"gemvWorkgroup\":128}" rope8:"{$r,\"gemvItems\":8}" defaults2:'{}' rope128b:"{$r,\"gemvWorkgroup\":128}" rope8b:"{$r,\"gemvItems\":8}"; do
+        n=${t%%:*}; j=${t#*:}
+        TESSERA_TUNABLES="{\"linear_rope_kv\":$j}" \
+          run decode-rope-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-rope-$n.json"
       done ;;
     # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
     # 4, 16 = 32 x 32 tiles; sgmatF16Compute off, else float32 activations take the f16 subgroup-matrix variant), without
