@@ -122,6 +122,7 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
     await record(rec, Math.max(1, Math.min(cap, Math.ceil(ms / estimate))));
     void rec.submit();
   };
+  let passMedians: number[] = []; // per pass, from the last `alone`
   const alone = async (n: number) => {
     await heat();
     const rec = new Recorder(dev);
@@ -135,7 +136,6 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
     passMedians = passes.map((ts) => ts[ts.length >> 1]!);
     return calls.sort((a, b) => a - b);
   };
-  let passMedians: number[] = [];
   const warm = await alone(2);
   estimate = Math.max(1e-3, warm[0]!);
   const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), bigScratch ? 32 : Infinity));
@@ -287,7 +287,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   };
   for (const ctx of arg('attention-ctx', '1024,8192,32768').split(',').map(Number)) {
     // the default (split on GPUs), then the loads an invocation issues at a tile's start (tunable splitLoads, default
-    // 8: tiles of 64 keys here), the split's workgroup target (splitWorkgroups, default 512) and its combine pass's
+    // 8: tiles of 64 keys here), the split's workgroup target (splitWorkgroups, default 256) and its combine pass's
     // reduction (splitCombine, default serial)
     // (--split-tunables '[{...}, ...]' instead: an A/B list, e.g. alternated)
     const split = process.argv.includes('--split-tunables')
