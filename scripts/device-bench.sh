@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope dispatch
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-wginit dispatch
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -61,6 +61,17 @@ for s in "${steps[@]}"; do
         n=${t%%:*}; j=${t#*:}
         TESSERA_TUNABLES="{\"linear_rope_kv\":$j}" \
           run decode-rope-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-rope-$n.json"
+      done ;;
+    # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
+    # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
+    decode-wginit)
+      fast='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness'
+      wginit="${fast},disable_workgroup_init disable-dawn-features=timestamp_quantization"
+      TESSERA_DAWN_ARGS="$wginit" run decode-wginit-tests 200 node node_modules/vitest/vitest.mjs run test/kernels-gemv-q8a.test.ts \
+        test/kernels-attention-split.test.ts test/kernels-linear-fused.test.ts test/decoder-fused.test.ts test/program.test.ts -t '^(?!.*(shipped model|models/default)).*$'
+      for t in defaults wginit defaults2 wginit2; do
+        if [ "${t%2}" = wginit ]; then args=$wginit; else args="$fast disable-dawn-features=timestamp_quantization"; fi
+        TESSERA_DAWN_ARGS="$args" run decode-$t 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-$t.json"
       done ;;
     # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
     # 4, 16 = 32 x 32 tiles; sgmatF16Compute off, else float32 activations take the f16 subgroup-matrix variant), without

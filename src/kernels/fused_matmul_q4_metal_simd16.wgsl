@@ -55,7 +55,13 @@ var<workgroup> parts: array<vec2<f32>, 64>; // per (partition, subgroup) sums wh
 var<workgroup> sg_count: atomic<u32>;
 var<workgroup> nsg_sh: u32;
 
-fn subgroup_number() -> u32 {
+fn subgroup_number(li: u32) -> u32 {
+  // the counter starts at zero here, not by workgroup-memory zero-initialization (which Dawn's disable_workgroup_init
+  // turns off)
+  if (li == 0u) {
+    atomicStore(&sg_count, 0u);
+  }
+  workgroupBarrier();
   var sid = 0u;
   if (subgroupElect()) {
     sid = atomicAdd(&sg_count, 1u);
@@ -109,7 +115,7 @@ fn main(
   if (tile * OUTS >= u.N || m >= u.M) {
     return; // workgroup-uniform
   }
-  let sid = subgroup_number();
+  let sid = subgroup_number(li);
   let v = sid * S + lane;
   let p = v / PART;
   let plane = v % PART;

@@ -73,7 +73,13 @@ var<workgroup> nsg_sh: u32;
 
 // This subgroup's number sid (0 .. nsg-1, in order of arrival). Call once, in workgroup-uniform control flow,
 // before subgroup_count.
-fn subgroup_number() -> u32 {
+fn subgroup_number(li: u32) -> u32 {
+  // the counter starts at zero here, not by workgroup-memory zero-initialization (which Dawn's disable_workgroup_init
+  // turns off)
+  if (li == 0u) {
+    atomicStore(&sg_count, 0u);
+  }
+  workgroupBarrier();
   var sid = 0u;
   if (subgroupElect()) {
     sid = atomicAdd(&sg_count, 1u);
@@ -221,7 +227,7 @@ fn main_multicol_f16(
   if (tile * COLS >= u.N || m >= u.M) {
     return;
   }
-  let sid = subgroup_number();
+  let sid = subgroup_number(li);
   let nsg = subgroup_count(li);
   let leader = subgroupElect();
   let nb = u.K / 256u;

@@ -73,7 +73,13 @@ fn w_pair(n: u32, p: u32) -> vec2<f32> {
 const WG: u32 = 256u;
 
 // This subgroup's number (0 .. nsg-1, in order of arrival). Once, in workgroup-uniform control flow.
-fn subgroup_number() -> u32 {
+fn subgroup_number(li: u32) -> u32 {
+  // the counter starts at zero here, not by workgroup-memory zero-initialization (which Dawn's disable_workgroup_init
+  // turns off)
+  if (li == 0u) {
+    atomicStore(&sg_count, 0u);
+  }
+  workgroupBarrier();
   var sid = 0u;
   if (subgroupElect()) {
     sid = atomicAdd(&sg_count, 1u);
@@ -150,7 +156,7 @@ fn main(
   if (n0 >= u.N || m >= u.M) {
     return;
   }
-  let sid = subgroup_number();
+  let sid = subgroup_number(li);
   let nsg = subgroup_count(li);
   let total = workgroup_sum4(partial4(n0, m * u.K, li), sid, nsg, lane, S);
   store_cols(total, n0, m, li);
@@ -189,7 +195,7 @@ fn main_vec4(
   } else {
     acc = partial4(n0, a0, li);
   }
-  let sid = subgroup_number();
+  let sid = subgroup_number(li);
   let nsg = subgroup_count(li);
   store_cols(workgroup_sum4(acc, sid, nsg, lane, S), n0, m, li);
 }
@@ -233,7 +239,7 @@ fn main_multicol(
       }
     }
   }
-  let sid = subgroup_number();
+  let sid = subgroup_number(li);
   let nsg = subgroup_count(li);
   let slo = workgroup_sum4(lo, sid, nsg, lane, S);
   let shi = workgroup_sum4(hi, sid, nsg, lane, S);

@@ -125,8 +125,14 @@ fn softmax_small_subgroup(
   @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(subgroup_invocation_id) lane: u32,
   @builtin(subgroup_size) sg_size: u32,
+  @builtin(local_invocation_index) li: u32,
 ) {
-  // Slot of this subgroup in the workgroup, and the number of subgroups S.
+  // Slot of this subgroup in the workgroup, and the number of subgroups S (the counter zeroed here, not by
+  // workgroup-memory zero-initialization, which Dawn's disable_workgroup_init turns off).
+  if (li == 0u) {
+    atomicStore(&sg_count, 0u);
+  }
+  workgroupBarrier();
   var first = 0u;
   if (lane == 0u) {
     first = atomicAdd(&sg_count, 1u);
