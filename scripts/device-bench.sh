@@ -24,6 +24,16 @@ run() { # name seconds command...
   grep -vE "warning: use of deprecated|^\s*\^|subgroupMatrix(Load|Store|MultiplyAccumulate)|Compilation log|^\s*$" "$OUT/$name.log" | tail -n 40
 }
 
+# bench/decode.ts on the 8B in Q4_K once per point "name:TESSERA_TUNABLES", in the order given (list alternations to
+# compare: one run moves a few percent from the next); receipts $OUT/<step>-<name>.json
+decode_points() { # step point...
+  local step=$1 p
+  shift
+  for p in "$@"; do
+    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/$step-${p%%:*}.json"
+  done
+}
+
 for s in "${steps[@]}"; do
   case $s in
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
@@ -47,21 +57,17 @@ for s in "${steps[@]}"; do
     # the fused int8 decode GEMV's tunables (gemvRunSums, gemvPipeline; both on by default since 9b9afce), alternated
     # with them off twice (one run moves a few percent from the next)
     decode-gemv)
-      for t in defaults:'{}' off:'{"gemvRunSums":"off","gemvPipeline":"off"}' defaults2:'{}' off2:'{"gemvRunSums":"off","gemvPipeline":"off"}'; do
-        n=${t%%:*}; j=${t#*:}
-        TESSERA_TUNABLES="{\"linear\":$j,\"linear_fused\":$j}" \
-          run decode-gemv-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-gemv-$n.json"
-      done ;;
+      o='{"gemvRunSums":"off","gemvPipeline":"off"}'
+      off="{\"linear\":$o,\"linear_fused\":$o}"
+      decode_points decode-gemv defaults:'{}' off:"$off" defaults2:'{}' off2:"$off" ;;
     # rope and the KV-cache write in the q|k|v GEMV's epilogue (linear_rope_kv, tunable ropeKvFuse, off: its default
     # of 4 items in 256 invocations leaves half the subgroups idle), at 128 invocations and at 8 items, alternated with
     # the defaults (8B only)
     decode-rope)
       r='"ropeKvFuse":"on"'
-      for t in defaults:'{}' rope128:"{$r,\"gemvWorkgroup\":128}" rope8:"{$r,\"gemvItems\":8}" defaults2:'{}' rope128b:"{$r,\"gemvWorkgroup\":128}" rope8b:"{$r,\"gemvItems\":8}"; do
-        n=${t%%:*}; j=${t#*:}
-        TESSERA_TUNABLES="{\"linear_rope_kv\":$j}" \
-          run decode-rope-$n 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-rope-$n.json"
-      done ;;
+      wg128="{\"linear_rope_kv\":{$r,\"gemvWorkgroup\":128}}"
+      items8="{\"linear_rope_kv\":{$r,\"gemvItems\":8}}"
+      decode_points decode-rope defaults:'{}' rope128:"$wg128" rope8:"$items8" defaults2:'{}' rope128b:"$wg128" rope8b:"$items8" ;;
     # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
     # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
     decode-wginit)
