@@ -292,7 +292,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     // (--split-tunables '[{...}, ...]' instead: an A/B list, e.g. alternated)
     const split = process.argv.includes('--split-tunables')
       ? (JSON.parse(arg('split-tunables', '[]')) as Record<string, string | number>[])
-      : [{}, { splitLoads: 4 }, { splitLoads: 16 }, { splitWorkgroups: 256 }, { splitWorkgroups: 256, splitLoads: 4 }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitCombine: 'tree' }];
+      : [{}, { splitLoads: 4 }, { splitWorkgroups: 128 }, { splitWorkgroups: 512 }, { splitWorkgroups: 512, splitCombine: 'tree' }, { splitWorkgroups: 1024 }, { splitWorkgroups: 2048 }, { splitCombine: 'tree' }];
     for (const tunables of split.map((t, i) => (i === 0 ? t : { splitDecode: 'on', ...t })) as Record<string, string | number>[]) {
       const { plan, t } = await run(1, ctx, tunables);
       const bytes = 2 * ctx * Hkv * D * eb;
