@@ -4,13 +4,32 @@
 import { execSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 
-export function receiptCommit(): string {
-  if (process.env.TESSERA_COMMIT) return process.env.TESSERA_COMMIT;
-  // written by scripts/device-slim.sh into the pack a device call carries
-  if (existsSync('.device/commit')) return readFileSync('.device/commit', 'utf8').trim();
+const git = (args: string) => execSync(`git ${args}`, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+
+/** The commit, and whether it came from this checkout's git (else the caller named it). */
+function resolve(): { commit: string; fromGit: boolean } {
+  if (process.env.TESSERA_COMMIT) return { commit: process.env.TESSERA_COMMIT, fromGit: false };
+  // written by scripts/device-slim.sh into the pack a device call carries (with +dirty when the tree was)
+  if (existsSync('.device/commit')) return { commit: readFileSync('.device/commit', 'utf8').trim(), fromGit: false };
   try {
-    return execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return { commit: git('rev-parse HEAD'), fromGit: true };
   } catch {
-    return 'unknown (no git checkout; set TESSERA_COMMIT)';
+    return { commit: 'unknown (no git checkout; set TESSERA_COMMIT)', fromGit: false };
+  }
+}
+
+export function receiptCommit(): string {
+  return resolve().commit;
+}
+
+/** receiptCommit and whether the checkout has uncommitted changes (null where the commit was not read from git here:
+ * a named commit carries its own +dirty). */
+export function receiptCommitState(): { commit: string; dirty: boolean | null } {
+  const { commit, fromGit } = resolve();
+  if (!fromGit) return { commit, dirty: null };
+  try {
+    return { commit, dirty: git('status --porcelain').length > 0 };
+  } catch {
+    return { commit, dirty: null };
   }
 }

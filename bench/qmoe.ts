@@ -24,7 +24,6 @@
  * WebGPU vs ORT's CPU EP (the oracle; every --small case, <= 128 tokens otherwise), and vs the CPU reference (--small).
  * Weights are generated on the fly from a seed (never stored).
  */
-import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { loadContract, type Plan } from '../src/contracts/index.ts';
@@ -38,6 +37,7 @@ import { buildQmoeModel } from '../src/onnx/qmoe.ts';
 import { qmoeRoute, type QmoeAttrs } from '../src/reference/qmoe.ts';
 import { qmoeReferenceFromTensors, seededRandom, type QmoeTensors } from '../src/reference/qmoe-cases.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
+import { receiptCommitState } from './commit.ts';
 import { loadOrt } from './ort-matmulnbits.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -365,16 +365,6 @@ async function ortSession(ort: Ort, ep: 'webgpu' | 'cpu', tensors: QmoeTensors, 
 
 // ---------------------------------------------------------------------------------------------------------------
 
-function gitCommit(): { commit: string; dirty: boolean | null } {
-  try {
-    const commit = execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = execSync('git status --porcelain', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().length > 0;
-    return { commit, dirty };
-  } catch {
-    return { commit: process.env.TESSERA_COMMIT ?? 'unknown (no git checkout; set TESSERA_COMMIT)', dirty: null };
-  }
-}
-
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const dev = await createDevice({ timestamps: false });
@@ -542,7 +532,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { hostname: os.hostname(), platform: `${os.platform()} ${os.release()}`, cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
     adapter: { description: adapter, info: dev.caps.adapterInfo, features: [...dev.caps.features].sort() },
-    ...gitCommit(),
+    ...receiptCommitState(),
     ortVersion: ort ? ((ort as unknown as { env?: { versions?: { common?: string } } }).env?.versions?.common ?? 'unknown') : null,
     options: opts,
     method:
