@@ -125,7 +125,25 @@ export class Decoder {
       const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
       const qkvSpec = { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
       if (plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
+      const q8 = q8Activations(I);
+      if (
+        I % 32 === 0 &&
+        opAccepts(this.dev, 'linear_glu_q8', { x: f32([1, H]), w: gu, gamma: f32([H]), ...q8 }, { eps, activation: cfg.activation }) &&
+        opAccepts(this.dev, 'linear_q8', { ...q8, w: down, y: f32([1, H]) }, { accumulate: 1 })
+      )
+        this.q8Mlp.add(l);
     }
+  }
+
+  /**
+   * Fused layers whose MLP hands int8 activations from the gate|up GEMV to the down GEMV (linear_glu_q8, then
+   * linear_q8): act(gate) * up is rounded once, in the gate|up GEMV's epilogue, not by every down_proj workgroup.
+   */
+  private readonly q8Mlp = new Set<number>();
+
+  /** How many fused layers run their MLP on int8 activations between the two GEMVs. */
+  get q8MlpLayers(): number {
+    return this.q8Mlp.size;
   }
 
   /** Layers whose q|k|v and gate|up weights share one buffer (one GEMV each when decoding a single token). */
@@ -473,9 +491,19 @@ export class Decoder {
       { start_pos: pos, kv_len: plus(pos, 1), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
     );
     s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: this.weights.get(p + 'self_attn.o_proj.weight'), y: h }, { accumulate: 1 });
+    const gateUp = this.weights.get(p + 'mlp.gate_up_proj.weight');
+    const postNorm = this.weights.get(p + 'post_attention_layernorm.weight');
+    const down = this.weights.get(p + 'mlp.down_proj.weight');
+    if (this.q8Mlp.has(l)) {
+      const { qa, da, rs } = q8Activations(I);
+      const q8 = { qa: s.act('qa', qa.shape, qa.dtype), da: s.act('da', da.shape), rs: s.act('rs', rs.shape) };
+      s.op('linear_glu_q8', { x: h, w: gateUp, gamma: postNorm, ...q8 }, { eps, activation: cfg.activation });
+      s.op('linear_q8', { ...q8, w: down, y: h }, { accumulate: 1 });
+      return;
+    }
     const gu = s.act('gu', [1, 2 * I]);
-    s.op('linear_fused', { x: h, w: this.weights.get(p + 'mlp.gate_up_proj.weight'), gamma: this.weights.get(p + 'post_attention_layernorm.weight'), y: gu }, { prologue: 'rmsnorm', eps });
-    s.op('linear_fused', { x: gu, w: this.weights.get(p + 'mlp.down_proj.weight'), y: h }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
+    s.op('linear_fused', { x: h, w: gateUp, gamma: postNorm, y: gu }, { prologue: 'rmsnorm', eps });
+    s.op('linear_fused', { x: gu, w: down, y: h }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
   }
 
   /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
@@ -484,4 +512,10 @@ export class Decoder {
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
     return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
   }
+}
+
+/** The int8 activations one token's MLP hands from linear_glu_q8 to linear_q8 (I values): the values, 4 a u32, their
+ * block scales (32 values a block) and the sums of every run of 16. */
+function q8Activations(I: number) {
+  return { qa: { dtype: 'uint32', shape: [1, I / 4] }, da: { dtype: 'float32', shape: [1, I / 32] }, rs: { dtype: 'float32', shape: [1, I / 16] } };
 }

@@ -27,38 +27,40 @@ import c23 from './contracts/layernorm.contract.json' with { type: 'json' };
 import c24 from './contracts/linear.contract.json' with { type: 'json' };
 import c25 from './contracts/linear_f16.contract.json' with { type: 'json' };
 import c26 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c27 from './contracts/linear_rope_kv.contract.json' with { type: 'json' };
-import c28 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
-import c29 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
-import c30 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
-import c31 from './contracts/moe.contract.json' with { type: 'json' };
-import c32 from './contracts/moe_gather.contract.json' with { type: 'json' };
-import c33 from './contracts/moe_offsets.contract.json' with { type: 'json' };
-import c34 from './contracts/relu.contract.json' with { type: 'json' };
-import c35 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c36 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c37 from './contracts/residual.contract.json' with { type: 'json' };
-import c38 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c39 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c40 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c41 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c42 from './contracts/rope.contract.json' with { type: 'json' };
-import c43 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c44 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c45 from './contracts/rope_qk.contract.json' with { type: 'json' };
-import c46 from './contracts/sample.contract.json' with { type: 'json' };
-import c47 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c48 from './contracts/scale.contract.json' with { type: 'json' };
-import c49 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c50 from './contracts/scatter_add.contract.json' with { type: 'json' };
-import c51 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
-import c52 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c53 from './contracts/softmax.contract.json' with { type: 'json' };
-import c54 from './contracts/split_qg.contract.json' with { type: 'json' };
-import c55 from './contracts/split_qkv.contract.json' with { type: 'json' };
-import c56 from './contracts/take_rows.contract.json' with { type: 'json' };
-import c57 from './contracts/topk.contract.json' with { type: 'json' };
-import c58 from './contracts/transpose.contract.json' with { type: 'json' };
+import c27 from './contracts/linear_glu_q8.contract.json' with { type: 'json' };
+import c28 from './contracts/linear_q8.contract.json' with { type: 'json' };
+import c29 from './contracts/linear_rope_kv.contract.json' with { type: 'json' };
+import c30 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
+import c31 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
+import c32 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
+import c33 from './contracts/moe.contract.json' with { type: 'json' };
+import c34 from './contracts/moe_gather.contract.json' with { type: 'json' };
+import c35 from './contracts/moe_offsets.contract.json' with { type: 'json' };
+import c36 from './contracts/relu.contract.json' with { type: 'json' };
+import c37 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c38 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c39 from './contracts/residual.contract.json' with { type: 'json' };
+import c40 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c41 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c42 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c43 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c44 from './contracts/rope.contract.json' with { type: 'json' };
+import c45 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c46 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c47 from './contracts/rope_qk.contract.json' with { type: 'json' };
+import c48 from './contracts/sample.contract.json' with { type: 'json' };
+import c49 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c50 from './contracts/scale.contract.json' with { type: 'json' };
+import c51 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c52 from './contracts/scatter_add.contract.json' with { type: 'json' };
+import c53 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
+import c54 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c55 from './contracts/softmax.contract.json' with { type: 'json' };
+import c56 from './contracts/split_qg.contract.json' with { type: 'json' };
+import c57 from './contracts/split_qkv.contract.json' with { type: 'json' };
+import c58 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c59 from './contracts/topk.contract.json' with { type: 'json' };
+import c60 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
@@ -89,36 +91,38 @@ export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "linear": c24,
   "linear_f16": c25,
   "linear_fused": c26,
-  "linear_rope_kv": c27,
-  "lm_head_argmax": c28,
-  "lm_head_argmax_phase1": c29,
-  "lm_head_argmax_phase2": c30,
-  "moe": c31,
-  "moe_gather": c32,
-  "moe_offsets": c33,
-  "relu": c34,
-  "rep_penalty": c35,
-  "rep_penalty_rows": c36,
-  "residual": c37,
-  "residual_rmsnorm": c38,
-  "rmsnorm": c39,
-  "rmsnorm_qk": c40,
-  "rmsnorm_rows": c41,
-  "rope": c42,
-  "rope_kernel": c43,
-  "rope_kv": c44,
-  "rope_qk": c45,
-  "sample": c46,
-  "sample_f16": c47,
-  "scale": c48,
-  "scale_inplace": c49,
-  "scatter_add": c50,
-  "scatter_add_accumulate": c51,
-  "sink_scale": c52,
-  "softmax": c53,
-  "split_qg": c54,
-  "split_qkv": c55,
-  "take_rows": c56,
-  "topk": c57,
-  "transpose": c58,
+  "linear_glu_q8": c27,
+  "linear_q8": c28,
+  "linear_rope_kv": c29,
+  "lm_head_argmax": c30,
+  "lm_head_argmax_phase1": c31,
+  "lm_head_argmax_phase2": c32,
+  "moe": c33,
+  "moe_gather": c34,
+  "moe_offsets": c35,
+  "relu": c36,
+  "rep_penalty": c37,
+  "rep_penalty_rows": c38,
+  "residual": c39,
+  "residual_rmsnorm": c40,
+  "rmsnorm": c41,
+  "rmsnorm_qk": c42,
+  "rmsnorm_rows": c43,
+  "rope": c44,
+  "rope_kernel": c45,
+  "rope_kv": c46,
+  "rope_qk": c47,
+  "sample": c48,
+  "sample_f16": c49,
+  "scale": c50,
+  "scale_inplace": c51,
+  "scatter_add": c52,
+  "scatter_add_accumulate": c53,
+  "sink_scale": c54,
+  "softmax": c55,
+  "split_qg": c56,
+  "split_qkv": c57,
+  "take_rows": c58,
+  "topk": c59,
+  "transpose": c60,
 };

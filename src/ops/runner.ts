@@ -105,6 +105,9 @@ export class OpRunner {
       key += `|${k}:${t.dtype}:${t.shape.join('x')}`;
     }
     for (const k in attributes) if (!dyn.has(k)) key += `|${k}=${attributes[k]}`;
+    // the tunables set for this op (TESSERA_TUNABLES) choose the plan too: a plan made under others is not reused
+    const tunables = readConfig().tunables[op];
+    if (tunables) key += `|${JSON.stringify(tunables)}`;
     let p = this.plans.get(key);
     if (!p) {
       const c = this.contract(op);
@@ -120,7 +123,6 @@ export class OpRunner {
       // Resolved with the defaults of dynamic attributes: the plan must not carry one caller's position or seed.
       const stat: Record<string, AttributeValue> = {};
       for (const k in attributes) if (!dyn.has(k)) stat[k] = attributes[k]!;
-      const tunables = readConfig().tunables[op];
       p = resolveContract(c, { shapes, dtypes, attributes: stat, ...(tunables ? { tunables } : {}), device: this.dev.caps, kernels: this.lookup, source: `${op}.contract.json` });
       this.resolutions++;
       if (this.plans.size > 4096) this.plans.clear();

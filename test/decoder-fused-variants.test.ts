@@ -1,0 +1,86 @@
+/**
+ * The fused single-token layer's optional variants against the layer without them, on the same random Q4_K weights:
+ * - rope and the KV-cache write inside the q|k|v GEMV (linear_rope_kv, tunable ropeKvFuse) vs linear_fused then
+ *   rope_kv: both round the q|k|v activations to int8 the same way;
+ * - the MLP on int8 activations handed between its GEMVs (linear_glu_q8 then linear_q8, tunable mlpQ8) vs
+ *   linear_fused twice: act(gate) * up is rounded to int8 once in the gate|up GEMV instead of in every down_proj
+ *   workgroup, the same rounding.
+ * cpuMapping is off for every contract involved, so SwiftShader takes the int8 GEMVs too. One-token logits agree to
+ * float rounding, and greedy decoding (which reads every cached key and value an epilogue wrote) gives the same
+ * tokens. A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
+ * then run under the tunables of both.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { decoderConfigFromHF } from '../src/models/config.ts';
+import type { LoadedModel } from '../src/models/load.ts';
+import { randomModel } from '../src/models/random-weights.ts';
+import { computeLogits } from '../src/runtime/logits.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { greedyTokens } from './helpers/greedy.ts';
+import { testDevice } from './helpers/device.ts';
+
+const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
+const INT8 = { linear_fused: { cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
+
+const VARIANTS = [
+  {
+    name: 'q|k|v GEMV with rope and the cache write (linear_rope_kv) vs linear_fused + rope_kv',
+    tunables: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on' } },
+    layers: (m: LoadedModel) => m.decoder.ropeFusedLayers,
+    what: 'linear_rope_kv',
+  },
+  {
+    name: 'MLP on int8 activations between its GEMVs (linear_glu_q8 + linear_q8) vs linear_fused twice',
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on' }, linear_q8: { cpuMapping: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.q8MlpLayers,
+    what: 'linear_glu_q8 and linear_q8',
+  },
+];
+
+let dev: TesseraDevice;
+const saved = process.env.TESSERA_TUNABLES;
+
+function model(label: string, tunables: object): LoadedModel {
+  process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
+  return randomModel(dev, decoderConfigFromHF(LLAMA, 'test config'), 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label });
+}
+
+beforeAll(async () => {
+  dev = await testDevice();
+});
+afterAll(() => {
+  if (saved === undefined) delete process.env.TESSERA_TUNABLES;
+  else process.env.TESSERA_TUNABLES = saved;
+});
+
+describe.each(VARIANTS)('Llama: $name', ({ tunables, layers, what }) => {
+  let on: LoadedModel;
+  let off: LoadedModel;
+  const both = { ...INT8, ...tunables };
+  beforeAll(() => {
+    // the variant's tunables decide which layers take it when the model is built; both models run under `both`
+    off = model(`random q4k (without ${what})`, INT8);
+    on = model(`random q4k (${what})`, both);
+  });
+
+  it(`every fused layer takes ${what} when its tunable is on, none otherwise`, (ctx) => {
+    if (on.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
+    expect(layers(on)).toBe(2);
+    expect(layers(off)).toBe(0);
+    expect(off.decoder.fusedGemvLayers).toBe(2);
+  });
+
+  it('one-token logits agree and greedy decoding gives the same tokens', async (ctx) => {
+    if (layers(on) === 0) ctx.skip(`${what} is not accepted on this device (subgroups needed); the GPU lane runs it`);
+    process.env.TESSERA_TUNABLES = JSON.stringify(both);
+    for (const id of [3, 100, 383]) {
+      const a = (await computeLogits(on, [id])).last;
+      const b = (await computeLogits(off, [id])).last;
+      expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(1e-4);
+    }
+    const a = await greedyTokens(on, [5, 17, 42], 12);
+    expect(a).toHaveLength(12);
+    expect(a).toEqual(await greedyTokens(off, [5, 17, 42], 12));
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The decode MLP on int8 activations handed from one GEMV to the next (gemv-q8a.wgsl.jinja):
+ * - linear_glu_q8 (the gate|up GEMV, rmsnorm prologue, epilogue glu_q8) against the CPU reference: rmsnorm(x) * gamma
+ *   rounded to int8 per block of 32, times the dequantized gate|up weight, act(gate) * up, then rounded to int8 as the
+ *   quant pass rounds (block scales, int8 values, run sums of 16);
+ * - linear_q8 (the down GEMV on those int8 activations) against the CPU product of the dequantized activations and
+ *   weights, storing and accumulating, with the run sums read (gemvRunSums on) and recomputed (off).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContractError } from '../src/contracts/index.ts';
+import { runContract, type HostTensor } from '../src/contracts/run.ts';
+import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
+import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { opContract } from '../src/selftest/launch.ts';
+import { Rng } from '../src/selftest/rng.ts';
+import { maxRelErr } from './helpers/compare.ts';
+import { testDevice } from './helpers/device.ts';
+
+let dev: TesseraDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+const ACT = {
+  silu: (g: number) => g / (1 + Math.exp(-g)),
+  gelu_tanh: (g: number) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))),
+};
+
+/** Run `op`, or skip (saying why) where the device lacks what the variant requires. */
+async function runOrSkip(op: string, req: Parameters<typeof runContract>[2], ctx: { skip: (why: string) => void }) {
+  try {
+    return await runContract(dev, opContract(op), req);
+  } catch (e) {
+    if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
+      ctx.skip(`${op} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+/** The int8 values of packed words (4 a u32, little-endian). */
+function unpackI8(words: Uint32Array): Int8Array {
+  return new Int8Array(words.buffer, words.byteOffset, words.byteLength);
+}
+
+describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU reference', () => {
+  it.for([
+    // M, I, K, activation, tunables
+    [1, 64, 256, 'silu', {}],
+    [2, 96, 512, 'gelu_tanh', {}], // 3 workgroups of 32 values
+    [1, 128, 768, 'silu', { gemvCols: 4 }], // 2 values of h an item
+    [3, 64, 256, 'silu', { gemvCols: 4, gemvItems: 32, gemvWorkgroup: 64 }], // 64 values a workgroup, the second block past I
+    [1, 160, 1024, 'silu', { gemvItems: 64, gemvUnroll: 3, gemvRunSums: 'off', gemvPipeline: 'off' }],
+    [2, 32, 4096, 'gelu_tanh', { gemvWorkgroup: 32 }], // several loop turns a lane
+  ] as const)('M=%i I=%i K=%i %s %o', async ([M, I, K, activation, tun], ctx) => {
+    const r = new Rng(`linear_glu_q8/${M}x${I}x${K}/${activation}`);
+    const x = r.floats(M * K);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const wBytes = quantizeQ4_K(r.floats(2 * I * K));
+    const wRef = dequantizeQ4_K(wBytes, 2 * I * K);
+    const stale = (n: number) => new Uint32Array(n).fill(0xdeadbeef);
+    const out = await runOrSkip(
+      'linear_glu_q8',
+      {
+        inputs: {
+          x: { dtype: 'float32', shape: [M, K], data: x },
+          w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
+          gamma: { dtype: 'float32', shape: [K], data: gamma },
+          qa: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4) },
+          da: { dtype: 'float32', shape: [M, I / 32], data: new Float32Array((M * I) / 32).fill(NaN) },
+          rs: { dtype: 'float32', shape: [M, I / 16], data: new Float32Array((M * I) / 16).fill(NaN) },
+        },
+        attributes: { eps: 1e-6, activation },
+        tunables: { mlpQ8: 'on', cpuMapping: 'off', ...tun },
+      },
+      ctx,
+    );
+    if (!out) return;
+    expect(out.plan.variant).toBe('q8a_norm_glu_fused');
+    // the reference: the prologue's activations rounded to int8, the gate|up product, act(gate) * up
+    const a = new Float32Array(M * K);
+    for (let m = 0; m < M; m++) {
+      let ss = 0;
+      for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
+      const inv = 1 / Math.sqrt(ss / K + 1e-6);
+      for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
+    }
+    const gu = matmulF32Reference(roundActivationsQ8(a), wRef, { M, N: 2 * I, K, alpha: 1 });
+    const h = new Float32Array(M * I);
+    for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) h[m * I + i] = ACT[activation](gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
+    const q = unpackI8(out.outputs.qa!.data as Uint32Array);
+    const d = out.outputs.da!.data as Float32Array;
+    const rs = out.outputs.rs!.data as Float32Array;
+    // block scales: max |h| / 127 of each block of 32 (f32 rounding of the GEMV apart)
+    const dRef = new Float32Array((M * I) / 32).map((_, b) => Math.max(...h.subarray(b * 32, b * 32 + 32).map(Math.abs)) / 127);
+    expect(maxRelErr(d, dRef)).toBeLessThan(1e-4);
+    // the int8 values dequantize to h within half a step (a rounding may flip where h sits on a half step)
+    const deq = new Float32Array(M * I).map((_, i) => q[i]! * d[i >> 5]!);
+    for (let i = 0; i < M * I; i++) expect(Math.abs(deq[i]! - h[i]!), `value ${i}`).toBeLessThanOrEqual(0.5 * d[i >> 5]! + 1e-4 * 127 * d[i >> 5]!);
+    // and mostly equal the reference's rounding of h itself
+    const want = roundActivationsQ8(h);
+    expect(deq.filter((v, i) => Math.abs(v - want[i]!) > 1e-6 * Math.abs(want[i]!) + 1e-12).length).toBeLessThanOrEqual(Math.ceil((M * I) / 100));
+    // run sums: exactly the sum of each run of 16 values written
+    for (let j = 0; j < (M * I) / 16; j++) {
+      let s = 0;
+      for (let t = 0; t < 16; t++) s += q[j * 16 + t]!;
+      expect(rs[j], `run ${j}`).toBe(s);
+    }
+  });
+
+  it('refuses what it cannot run, naming the reason', async () => {
+    const req = (I: number, K: number, tunables: Record<string, string | number> = {}) =>
+      runContract(dev, opContract('linear_glu_q8'), {
+        inputs: {
+          x: { dtype: 'float32', shape: [1, K], data: new Float32Array(K) },
+          w: { dtype: 'q4_k', shape: [2 * I, K], data: new Uint8Array((2 * I * K * 144) / 256) },
+          gamma: { dtype: 'float32', shape: [K], data: new Float32Array(K) },
+          qa: { dtype: 'uint32', shape: [1, I / 4], data: new Uint32Array(I / 4) },
+          da: { dtype: 'float32', shape: [1, Math.floor(I / 32)], data: new Float32Array(Math.max(1, Math.floor(I / 32))) },
+          rs: { dtype: 'float32', shape: [1, I / 16], data: new Float32Array(I / 16) },
+        } satisfies Record<string, HostTensor>,
+        tunables: { mlpQ8: 'on', cpuMapping: 'off', ...tunables },
+      });
+    await expect(req(48, 256)).rejects.toThrow(/shapeOk/); // I not a multiple of 32
+    await expect(req(64, 256, { gemvItems: 8 })).rejects.toThrow(/tuningOk/); // 8 values of h a workgroup: no whole block
+    await expect(req(64, 256, { mlpQ8: 'off' })).rejects.toThrow(/mlpQ8/);
+  });
+});
+
+describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference', () => {
+  it.for([
+    // M, N, K, accumulate, tunables
+    [1, 37, 512, 0, {}],
+    [2, 70, 768, 1, { gemvCols: 3, gemvUnroll: 3 }],
+    [1, 129, 2048, 1, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
+    [3, 33, 256, 0, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvRunSums: 'off' }],
+    [1, 40, 4096, 1, { gemvPipeline: 'off', gemvRunSums: 'off' }],
+    [2, 70, 1280, 0, { gemvSlotPairs: 'on' }],
+    [1, 33, 4096, 1, { gemvSlotPairs: 'on', gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
+  ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
+    const r = new Rng(`linear_q8/${M}x${N}x${K}`);
+    // int8 activations and their block scales as a producer writes them (all 127 magnitudes, some blocks zero)
+    const qv = new Int8Array(M * K).map(() => Math.round((r.next() * 2 - 1) * 127));
+    qv.fill(0, 32, 64);
+    const d = new Float32Array((M * K) / 32).map(() => 0.001 + r.next() * 0.05);
+    const rs = new Float32Array((M * K) / 16).map((_, j) => qv.subarray(j * 16, j * 16 + 16).reduce((s, v) => s + v, 0));
+    const a = new Float32Array(M * K).map((_, i) => qv[i]! * d[i >> 5]!);
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wRef = dequantizeQ4_K(wBytes, N * K);
+    const y0 = r.floats(M * N);
+    const out = await runOrSkip(
+      'linear_q8',
+      {
+        inputs: {
+          qa: { dtype: 'uint32', shape: [M, K / 4], data: new Uint32Array(qv.buffer) },
+          da: { dtype: 'float32', shape: [M, K / 32], data: d },
+          rs: { dtype: 'float32', shape: [M, K / 16], data: rs },
+          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
+          y: { dtype: 'float32', shape: [M, N], data: y0 },
+        },
+        attributes: { alpha: 0.5, accumulate },
+        tunables: { cpuMapping: 'off', ...tun },
+      },
+      ctx,
+    );
+    if (!out) return;
+    expect(out.plan.variant).toBe('q8a_gemv');
+    const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
+    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
+    expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(2e-5);
+  });
+});
