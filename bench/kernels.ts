@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336]] [--reps 20] [--bw-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -315,6 +315,89 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   return out;
 }
 
+/**
+ * --mlp: one token's MLP at Llama-3.1-8B's shapes (hidden 4096, intermediate 14336, Q4_K), the two ways a fused decoder
+ * layer runs it: linear_fused twice (gate|up with the rmsnorm prologue, f32 gate|up row stored; down_proj with the glu
+ * prologue, every workgroup reading that row and rounding act(gate) * up to int8 itself), and linear_glu_q8 then
+ * linear_q8 (the gate|up GEMV writes act(gate) * up as int8 once; the down GEMV reads it). Each op is timed back to
+ * back in a pass (weights rotating over copies past the L2); the defaults alternated twice, then work splits of the
+ * two new ops.
+ */
+async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
+  const [H, I] = arg('mlp-shape', '4096x14336').split('x').map(Number) as [number, number];
+  const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
+  const weights = (N: number, K: number) => {
+    const bytes = BYTES.q4_k!(N, K);
+    return Array.from({ length: Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / bytes))) }, () => {
+      const b = mk(bytes);
+      fillWeights(dev, b, 'q4_k');
+      return b;
+    });
+  };
+  const gu = weights(2 * I, H);
+  const down = weights(H, I);
+  const vec = (n: number, f: (i: number) => number) => {
+    const b = mk(n * 4);
+    dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
+    return b;
+  };
+  const x = vec(H, (i) => Math.sin(i) * 0.5);
+  const gamma = vec(H, () => 1);
+  const guRow = vec(2 * I, (i) => Math.cos(i) * 0.5);
+  const y = vec(H, () => 0);
+  const qa = vec(I / 4, (i) => i * 1e-3);
+  const da = vec(I / 32, () => 0.01);
+  const rs = vec(I / 16, () => 0);
+  const q8 = { qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16] };
+  const ops = {
+    'linear_fused gate|up (rmsnorm)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [2 * I, H], gamma: [H], y: [1, 2 * I] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'rmsnorm' }, tunables: t }),
+      buffers: (i: number) => ({ x, w: gu[i % gu.length]!, gamma, y: guRow }),
+      bytes: BYTES.q4_k!(2 * I, H),
+    },
+    'linear_fused down (glu, accumulate)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, 2 * I], w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'glu', accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ x: guRow, w: down[i % down.length]!, y }),
+      bytes: BYTES.q4_k!(H, I),
+    },
+    'linear_glu_q8 gate|up': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_glu_q8', { shapes: { x: [1, H], w: [2 * I, H], gamma: [H], ...q8 }, dtypes: { w: 'q4_k', qa: 'uint32' }, tunables: { mlpQ8: 'on', ...t } }),
+      buffers: (i: number) => ({ x, w: gu[i % gu.length]!, gamma, qa, da, rs }),
+      bytes: BYTES.q4_k!(2 * I, H),
+    },
+    'linear_q8 down (accumulate)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_q8', { shapes: { ...q8, w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k', qa: 'uint32' }, attributes: { accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ qa, da, rs, w: down[i % down.length]!, y }),
+      bytes: BYTES.q4_k!(H, I),
+    },
+  };
+  type Name = keyof typeof ops;
+  const out: Record<string, unknown>[] = [];
+  const cpu = { cpuMapping: 'off' }; // the int8 GEMVs on any adapter (a CPU adapter's defaults take the f32 GEMVs)
+  const time = async (name: Name, tunables: Record<string, string | number>) => {
+    const op = ops[name];
+    const plan = op.plan({ ...cpu, ...tunables });
+    const t = await timeBuffers(dev, plan, op.buffers, reps);
+    const e = { op: name, variant: plan.variant, tunables, inPassMs: +t.inPassMs.toFixed(5), fractionOfReadBandwidth: +(op.bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
+    out.push(e);
+    console.log(`mlp ${name} ${plan.variant} ${JSON.stringify(tunables)}: ${t.inPassMs.toFixed(5)} ms (${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of read)`);
+    return t.inPassMs;
+  };
+  const names = Object.keys(ops) as Name[];
+  for (let round = 1; round <= 2; round++) {
+    const ms: number[] = [];
+    for (const n of names) ms.push(await time(n, {}));
+    console.log(`mlp defaults, round ${round}: linear_fused x2 ${(1000 * (ms[0]! + ms[1]!)).toFixed(1)} us, linear_glu_q8 + linear_q8 ${(1000 * (ms[2]! + ms[3]!)).toFixed(1)} us`);
+  }
+  const gluPoints: Record<string, string | number>[] = [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 1 }, { gemvUnroll: 4 }, { gemvWorkgroup: 128 }, { gemvRunSums: 'off' }];
+  for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
+  const q8Points: Record<string, string | number>[] = [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
+  for (const t of q8Points) await time('linear_q8 down (accumulate)', t);
+  for (const b of [...gu, ...down, x, gamma, guRow, y, qa, da, rs]) b.destroy();
+  return out;
+}
+
+
 async function main() {
   const out = arg('out', 'kernels.json');
   const formats = arg('formats', 'float16,q4_k,q8_0,q6_k').split(',').filter(Boolean); // --formats '' with --attention: attention only
@@ -488,6 +571,7 @@ async function main() {
     }
   }
   const attention = process.argv.includes('--attention') ? await attentionCases(dev, bw, reps) : [];
+  const mlp = process.argv.includes('--mlp') ? await mlpCases(dev, bw, reps) : [];
   const receipt = {
     benchmark: 'kernels',
     date: new Date().toISOString(),
@@ -500,6 +584,7 @@ async function main() {
     method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
     results,
     attention,
+    mlp,
   };
   writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
   console.log(`wrote ${out}`);
