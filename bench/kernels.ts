@@ -393,6 +393,9 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
   for (const t of q8Points) await time('linear_q8 down (accumulate)', t);
+  // the splits that led, alternated with the default twice (neighbouring points drift by a few percent)
+  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 1 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
+  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 1 }, { gemvCols: 4, gemvItems: 16 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   for (const b of [...gu, ...down, x, gamma, guRow, y, qa, da, rs]) b.destroy();
   return out;
 }
