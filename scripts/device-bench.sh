@@ -71,10 +71,10 @@ for s in "${steps[@]}"; do
     # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
     # between the GEMVs), then work splits of the new ops
     mlp) run mlp 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp.json" ;;
-    # the decoder with the int8 MLP (tunable mlpQ8) alternated with the defaults (8B)
+    # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
-      q8='{"linear_glu_q8":{"mlpQ8":"on"}}'
-      decode_points decode-mlp defaults:'{}' q8:"$q8" defaults2:'{}' q8b:"$q8" ;;
+      off='{"linear_glu_q8":{"mlpQ8":"off"}}'
+      decode_points decode-mlp defaults:'{}' off:"$off" defaults2:'{}' off2:"$off" ;;
     # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
     # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
     decode-wginit)

@@ -27,12 +27,14 @@ const VARIANTS = [
   {
     name: 'q|k|v GEMV with rope and the cache write (linear_rope_kv) vs linear_fused + rope_kv',
     tunables: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on' } },
+    without: { linear_rope_kv: { ropeKvFuse: 'off' } },
     layers: (m: LoadedModel) => m.decoder.ropeFusedLayers,
     what: 'linear_rope_kv',
   },
   {
     name: 'MLP on int8 activations between its GEMVs (linear_glu_q8 + linear_q8) vs linear_fused twice',
     tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on' }, linear_q8: { cpuMapping: 'off' } },
+    without: { linear_glu_q8: { mlpQ8: 'off' } },
     layers: (m: LoadedModel) => m.decoder.q8MlpLayers,
     what: 'linear_glu_q8 and linear_q8',
   },
@@ -54,13 +56,13 @@ afterAll(() => {
   else process.env.TESSERA_TUNABLES = saved;
 });
 
-describe.each(VARIANTS)('Llama: $name', ({ tunables, layers, what }) => {
+describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what }) => {
   let on: LoadedModel;
   let off: LoadedModel;
   const both = { ...INT8, ...tunables };
   beforeAll(() => {
     // the variant's tunables decide which layers take it when the model is built; both models run under `both`
-    off = model(`random q4k (without ${what})`, INT8);
+    off = model(`random q4k (without ${what})`, { ...INT8, ...without });
     on = model(`random q4k (${what})`, both);
   });
 
