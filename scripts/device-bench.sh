@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp mlp decode-wginit dispatch
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -75,6 +75,10 @@ for s in "${steps[@]}"; do
     decode-mlp)
       off='{"linear_glu_q8":{"mlpQ8":"off"}}'
       decode_points decode-mlp defaults:'{}' off:"$off" defaults2:'{}' off2:"$off" ;;
+    # attention's combine pass writing int8 activations for o_proj (tunable attnQ8) alternated with the defaults (8B)
+    decode-attnq8)
+      on='{"attention":{"attnQ8":"on"}}'
+      decode_points decode-attnq8 defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
     # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
     decode-wginit)
@@ -123,6 +127,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp mlp decode-wginit dispatch qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done

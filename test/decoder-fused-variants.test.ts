@@ -4,7 +4,9 @@
  *   rope_kv: both round the q|k|v activations to int8 the same way;
  * - the MLP on int8 activations handed between its GEMVs (linear_glu_q8 then linear_q8, tunable mlpQ8) vs
  *   linear_fused twice: act(gate) * up is rounded to int8 once in the gate|up GEMV instead of in every down_proj
- *   workgroup, the same rounding.
+ *   workgroup, the same rounding;
+ * - attention's combine pass rounding its output to int8 for o_proj (decode_split_q8, linear_q8; tunable attnQ8) vs
+ *   o_proj as linear_fused rounding the f32 rows in every workgroup.
  * cpuMapping is off for every contract involved, so SwiftShader takes the int8 GEMVs too. One-token logits agree to
  * float rounding, and greedy decoding (which reads every cached key and value an epilogue wrote) gives the same
  * tokens. A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
@@ -37,6 +39,13 @@ const VARIANTS = [
     without: { linear_glu_q8: { mlpQ8: 'off' } },
     layers: (m: LoadedModel) => m.decoder.q8MlpLayers,
     what: 'linear_glu_q8 and linear_q8',
+  },
+  {
+    name: 'attention writing int8 activations for o_proj (decode_split_q8 + linear_q8) vs linear_fused',
+    tunables: { attention: { cpuMapping: 'off', attnQ8: 'on' }, linear_q8: { cpuMapping: 'off' } },
+    without: { attention: { attnQ8: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.q8AttentionLayers,
+    what: 'attention with int8 output and linear_q8',
   },
 ];
 

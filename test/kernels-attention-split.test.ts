@@ -13,6 +13,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { attentionCase } from './helpers/attention-inputs.ts';
+import { expectQ8Activations } from './helpers/q8.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -61,5 +62,43 @@ describe('attention decode_split (flash-decoding)', () => {
     ]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
     expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+  });
+});
+
+describe('attention decode_split_q8 (the combine also writes int8 activations for o_proj)', () => {
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, tunables
+    [1, 4, 2, 64, 600, 300, 'float32', {}],
+    [2, 8, 2, 32, 512, 257, 'float16', {}],
+    [3, 6, 3, 128, 1024, 700, 'float16', { splitCombine: 'tree' }],
+    [1, 32, 8, 128, 8192, 1000, 'float16', { splitWorkgroups: 2048 }],
+    [1, 2, 1, 256, 256, 0, 'float32', {}],
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s %o', async (T, H, Hkv, D, cap, start, kvDt, tun) => {
+    const r = new Rng(`attention-split-q8/${T}/${H}/${D}/${cap}/${start}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const n = H * D;
+    const stale = (len: number) => new Float32Array(len).fill(NaN);
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: {
+        ...c.inputs,
+        qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4).fill(0xdeadbeef) },
+        da: { dtype: 'float32', shape: [T, n / 32], data: stale((T * n) / 32) },
+        rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
+      },
+      attributes: { start_pos: start, kv_len: start + T },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on', ...tun },
+    });
+    expect(plan.variant).toBe('decode_split_q8');
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: 0, sliding_window: 0 });
+    const out = outputs.out!.data as Float32Array;
+    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+    // the int8 activations: the f32 output rounded per block of 32
+    expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
+  });
+
+  it('is chosen only where the int8 outputs are asked for', async () => {
+    const c = attentionCase(new Rng('attention-split-q8/none'), 1, 4, 2, 64, 64, 'float32');
+    const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on' } });
+    expect(plan.variant).toBe('decode_split');
   });
 });

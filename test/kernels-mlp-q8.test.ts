@@ -16,6 +16,7 @@ import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
+import { expectQ8Activations } from './helpers/q8.ts';
 import { testDevice } from './helpers/device.ts';
 
 let dev: TesseraDevice;
@@ -39,11 +40,6 @@ async function runOrSkip(op: string, req: Parameters<typeof runContract>[2], ctx
     }
     throw e;
   }
-}
-
-/** The int8 values of packed words (4 a u32, little-endian). */
-function unpackI8(words: Uint32Array): Int8Array {
-  return new Int8Array(words.buffer, words.byteOffset, words.byteLength);
 }
 
 describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU reference', () => {
@@ -91,24 +87,8 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     const gu = matmulF32Reference(roundActivationsQ8(a), wRef, { M, N: 2 * I, K, alpha: 1 });
     const h = new Float32Array(M * I);
     for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) h[m * I + i] = ACT[activation](gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
-    const q = unpackI8(out.outputs.qa!.data as Uint32Array);
-    const d = out.outputs.da!.data as Float32Array;
-    const rs = out.outputs.rs!.data as Float32Array;
-    // block scales: max |h| / 127 of each block of 32 (f32 rounding of the GEMV apart)
-    const dRef = new Float32Array((M * I) / 32).map((_, b) => Math.max(...h.subarray(b * 32, b * 32 + 32).map(Math.abs)) / 127);
-    expect(maxRelErr(d, dRef)).toBeLessThan(1e-4);
-    // the int8 values dequantize to h within half a step (a rounding may flip where h sits on a half step)
-    const deq = new Float32Array(M * I).map((_, i) => q[i]! * d[i >> 5]!);
-    for (let i = 0; i < M * I; i++) expect(Math.abs(deq[i]! - h[i]!), `value ${i}`).toBeLessThanOrEqual(0.5 * d[i >> 5]! + 1e-4 * 127 * d[i >> 5]!);
-    // and mostly equal the reference's rounding of h itself
-    const want = roundActivationsQ8(h);
-    expect(deq.filter((v, i) => Math.abs(v - want[i]!) > 1e-6 * Math.abs(want[i]!) + 1e-12).length).toBeLessThanOrEqual(Math.ceil((M * I) / 100));
-    // run sums: exactly the sum of each run of 16 values written
-    for (let j = 0; j < (M * I) / 16; j++) {
-      let s = 0;
-      for (let t = 0; t < 16; t++) s += q[j * 16 + t]!;
-      expect(rs[j], `run ${j}`).toBe(s);
-    }
+    // the GEMV's f32 rounding apart, the reference h's int8 rounding
+    expectQ8Activations(out.outputs.qa!.data as Uint32Array, out.outputs.da!.data as Float32Array, out.outputs.rs!.data as Float32Array, h);
   });
 
   it('refuses what it cannot run, naming the reason', async () => {

@@ -132,7 +132,31 @@ export class Decoder {
         opAccepts(this.dev, 'linear_q8', { ...q8, w: down, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Mlp.add(l);
+      // attention's output rounded to int8 by its combine pass for the o_proj GEMV
+      const q8o = q8Activations(cfg.numHeads * D);
+      const cache = { dtype: this.kvDtype, shape: [this.maxPositions, nKV, D] };
+      const u32 = { dtype: 'uint32', shape: [1] };
+      if (
+        (cfg.numHeads * D) % 32 === 0 &&
+        opAccepts(this.dev, 'attention', { q: f32([1, cfg.numHeads, D]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, D]), ...q8o }, this.attentionAttrs(l)) &&
+        opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
+      )
+        this.q8Attention.add(l);
     }
+  }
+
+  /** Fused layers whose attention also writes its output as int8 activations, read by the o_proj GEMV (linear_q8). */
+  private readonly q8Attention = new Set<number>();
+
+  /** How many fused layers hand int8 activations from attention to the o_proj GEMV. */
+  get q8AttentionLayers(): number {
+    return this.q8Attention.size;
+  }
+
+  /** The static attributes of layer l's single-token attention (the positions are the step's). */
+  private attentionAttrs(l: number) {
+    const cfg = this.cfg;
+    return { scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! };
   }
 
   /**
@@ -485,18 +509,23 @@ export class Decoder {
     const I = cfg.intermediateSize;
     const eps = cfg.rmsNormEps;
     const att = s.act('att', [1, nH, D]);
-    s.op(
-      'attention',
-      { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att },
-      { start_pos: pos, kv_len: plus(pos, 1), scale: Math.fround(cfg.attnScale), softcap: cfg.attnSoftcap, sliding_window: cfg.slidingWindow[l]! },
-    );
-    s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: this.weights.get(p + 'self_attn.o_proj.weight'), y: h }, { accumulate: 1 });
+    const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att };
+    const attrs = { start_pos: pos, kv_len: plus(pos, 1), ...this.attentionAttrs(l) };
+    const o = this.weights.get(p + 'self_attn.o_proj.weight');
+    if (this.q8Attention.has(l)) {
+      // the combine pass rounds the output for o_proj
+      const q8 = this.q8Acts(s, nH * D);
+      s.op('attention', { ...attention, ...q8 }, attrs);
+      s.op('linear_q8', { ...q8, w: o, y: h }, { accumulate: 1 });
+    } else {
+      s.op('attention', attention, attrs);
+      s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, y: h }, { accumulate: 1 });
+    }
     const gateUp = this.weights.get(p + 'mlp.gate_up_proj.weight');
     const postNorm = this.weights.get(p + 'post_attention_layernorm.weight');
     const down = this.weights.get(p + 'mlp.down_proj.weight');
     if (this.q8Mlp.has(l)) {
-      const { qa, da, rs } = q8Activations(I);
-      const q8 = { qa: s.act('qa', qa.shape, qa.dtype), da: s.act('da', da.shape), rs: s.act('rs', rs.shape) };
+      const q8 = this.q8Acts(s, I);
       s.op('linear_glu_q8', { x: h, w: gateUp, gamma: postNorm, ...q8 }, { eps, activation: cfg.activation });
       s.op('linear_q8', { ...q8, w: down, y: h }, { accumulate: 1 });
       return;
@@ -504,6 +533,12 @@ export class Decoder {
     const gu = s.act('gu', [1, 2 * I]);
     s.op('linear_fused', { x: h, w: gateUp, gamma: postNorm, y: gu }, { prologue: 'rmsnorm', eps });
     s.op('linear_fused', { x: gu, w: down, y: h }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
+  }
+
+  /** Fresh int8 activations of one token's row of n values (q8Activations) in the step. */
+  private q8Acts(s: OpSink, n: number) {
+    const { qa, da, rs } = q8Activations(n);
+    return { qa: s.act('qa', qa.shape, qa.dtype), da: s.act('da', da.shape), rs: s.act('rs', rs.shape) };
   }
 
   /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
@@ -514,8 +549,8 @@ export class Decoder {
   }
 }
 
-/** The int8 activations one token's MLP hands from linear_glu_q8 to linear_q8 (I values): the values, 4 a u32, their
- * block scales (32 values a block) and the sums of every run of 16. */
-function q8Activations(I: number) {
-  return { qa: { dtype: 'uint32', shape: [1, I / 4] }, da: { dtype: 'float32', shape: [1, I / 32] }, rs: { dtype: 'float32', shape: [1, I / 16] } };
+/** The int8 activations one token's row of n values takes from its producer (linear_glu_q8, attention) to linear_q8:
+ * the values, 4 a u32, their block scales (32 values a block) and the sums of every run of 16. */
+function q8Activations(n: number) {
+  return { qa: { dtype: 'uint32', shape: [1, n / 4] }, da: { dtype: 'float32', shape: [1, n / 32] }, rs: { dtype: 'float32', shape: [1, n / 16] } };
 }
