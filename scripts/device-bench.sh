@@ -60,14 +60,12 @@ for s in "${steps[@]}"; do
       o='{"gemvRunSums":"off","gemvPipeline":"off"}'
       off="{\"linear\":$o,\"linear_fused\":$o}"
       decode_points decode-gemv defaults:'{}' off:"$off" defaults2:'{}' off2:"$off" ;;
-    # rope and the KV-cache write in the q|k|v GEMV's epilogue (linear_rope_kv, tunable ropeKvFuse, off: its default
-    # of 4 items in 256 invocations leaves half the subgroups idle), at 128 invocations and at 8 items, alternated with
-    # the defaults (8B only)
+    # rope and the KV-cache write in the q|k|v GEMV's epilogue (linear_rope_kv, tunable ropeKvFuse, on since bb0f1f7
+    # at unroll 1) alternated with it off, and at unroll 2 (8B only)
     decode-rope)
-      r='"ropeKvFuse":"on"'
-      wg128="{\"linear_rope_kv\":{$r,\"gemvWorkgroup\":128}}"
-      items8="{\"linear_rope_kv\":{$r,\"gemvItems\":8}}"
-      decode_points decode-rope defaults:'{}' rope128:"$wg128" rope8:"$items8" defaults2:'{}' rope128b:"$wg128" rope8b:"$items8" ;;
+      off='{"linear_rope_kv":{"ropeKvFuse":"off"}}'
+      u2='{"linear_rope_kv":{"gemvUnroll":2}}'
+      decode_points decode-rope defaults:'{}' off:"$off" unroll2:"$u2" defaults2:'{}' off2:"$off" unroll2b:"$u2" ;;
     # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
     # between the GEMVs), then work splits of the new ops
     mlp) run mlp 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp.json" ;;

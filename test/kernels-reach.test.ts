@@ -111,8 +111,15 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     expect(dec.fusedGemvLayers).toBe(cfg.numLayers);
     const decode = stepRequests(dec, { kind: 'decode', tokens: 1, context: 1024 }, REACH_SAMPLING[1]!);
     const ops = decode.map((r) => r.request.op);
-    expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'rope_kv', 'attention', 'linear', 'count_nonfinite', 'rep_penalty', 'sample']));
-    expect(decode.filter((r) => r.request.op === 'linear_fused').reduce((n, r) => n + r.calls, 0)).toBe(4 * cfg.numLayers);
+    // rope and the cache write in the q|k|v GEMV (linear_rope_kv, on by default); the shipped model's down_proj rows
+    // (576) are no whole Q4_K blocks, so its MLP stays linear_fused twice
+    expect(dec.ropeFusedLayers).toBe(cfg.numLayers);
+    expect(dec.q8MlpLayers).toBe(0);
+    expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'linear_rope_kv', 'attention', 'linear', 'count_nonfinite', 'rep_penalty', 'sample']));
+    expect(ops).not.toContain('rope_kv');
+    const calls = (op: string) => decode.filter((r) => r.request.op === op).reduce((n, r) => n + r.calls, 0);
+    expect(calls('linear_fused')).toBe(3 * cfg.numLayers - dec.q8AttentionLayers);
+    expect(calls('linear_rope_kv')).toBe(cfg.numLayers);
     const prefill = stepRequests(dec, { kind: 'prefill', tokens: 16, context: 1024 }, REACH_SAMPLING[0]!);
     expect(prefill.map((r) => r.request.op)).not.toContain('linear_fused');
     expect(prefill.find((r) => r.request.op === 'attention')!.request.tensors.k).toEqual({ dtype: 'float16', shape: [1024, cfg.numKvHeads, cfg.headDim] });
