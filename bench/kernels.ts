@@ -389,13 +389,14 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (const n of names) ms.push(await time(n, {}));
     console.log(`mlp defaults, round ${round}: linear_fused x2 ${(1000 * (ms[0]! + ms[1]!)).toFixed(1)} us, linear_glu_q8 + linear_q8 ${(1000 * (ms[2]! + ms[3]!)).toFixed(1)} us`);
   }
-  const gluPoints: Record<string, string | number>[] = [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 1 }, { gemvUnroll: 4 }, { gemvWorkgroup: 128 }, { gemvRunSums: 'off' }];
+  // (unroll 1 by default since 578f8a0: the points around it)
+  const gluPoints: Record<string, string | number>[] = [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvItems: 128 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
   for (const t of q8Points) await time('linear_q8 down (accumulate)', t);
   // the splits that led, alternated with the default twice (neighbouring points drift by a few percent)
-  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 1 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
-  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 1 }, { gemvCols: 4, gemvItems: 16 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
+  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
+  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   for (const b of [...gu, ...down, x, gamma, guRow, y, qa, da, rs]) b.destroy();
   return out;
 }
