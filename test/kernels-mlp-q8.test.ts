@@ -13,6 +13,7 @@ import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
+import { rmsnormRef } from '../src/reference/rmsnorm.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
@@ -77,13 +78,7 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     if (!out) return;
     expect(out.plan.variant).toBe('q8a_norm_glu_fused');
     // the reference: the prologue's activations rounded to int8, the gate|up product, act(gate) * up
-    const a = new Float32Array(M * K);
-    for (let m = 0; m < M; m++) {
-      let ss = 0;
-      for (let k = 0; k < K; k++) ss += x[m * K + k]! ** 2;
-      const inv = 1 / Math.sqrt(ss / K + 1e-6);
-      for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
-    }
+    const a = Float32Array.from(rmsnormRef(x, gamma, undefined, { hidden_size: K, num_tokens: M, eps: 1e-6, has_residual: 0, token_stride: 0, output_scale: 1 }));
     const gu = matmulF32Reference(roundActivationsQ8(a), wRef, { M, N: 2 * I, K, alpha: 1 });
     const h = new Float32Array(M * I);
     for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) h[m * I + i] = ACT[activation](gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
