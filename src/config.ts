@@ -41,6 +41,18 @@ function parseTunables(s: string | undefined): TesseraConfig['tunables'] {
   return v as TesseraConfig['tunables'];
 }
 
+let tunablesSeen: { raw: string | undefined; parsed: TesseraConfig['tunables'] } | undefined;
+
+/**
+ * The tunables TESSERA_TUNABLES sets for one op contract (readConfig().tunables[op] without reading the rest of the
+ * configuration; parsed once per value of the variable): asked on every op plan, so it must be cheap.
+ */
+export function opTunables(op: string): TesseraConfig['tunables'][string] | undefined {
+  const raw = env.TESSERA_TUNABLES;
+  if (!tunablesSeen || tunablesSeen.raw !== raw) tunablesSeen = { raw, parsed: parseTunables(raw) };
+  return Object.hasOwn(tunablesSeen.parsed, op) ? tunablesSeen.parsed[op] : undefined;
+}
+
 function parseDepth(s: string | undefined): number {
   if (s === undefined || s === '') return 2;
   const n = Number(s);

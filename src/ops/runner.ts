@@ -5,7 +5,7 @@
  * registry's bindings, the packed uniforms, the plan's dispatch sizes. No TypeScript here knows an offset, a
  * binding index, a variant choice or a dispatch formula.
  */
-import { readConfig } from '../config.ts';
+import { opTunables } from '../config.ts';
 import { dynamicNames } from '../contracts/plan.ts';
 import { ContractError, ContractInputError } from '../contracts/errors.ts';
 import { resolveContract, type Plan } from '../contracts/plan.ts';
@@ -106,7 +106,7 @@ export class OpRunner {
     }
     for (const k in attributes) if (!dyn.has(k)) key += `|${k}=${attributes[k]}`;
     // the tunables set for this op (TESSERA_TUNABLES) choose the plan too: a plan made under others is not reused
-    const tunables = readConfig().tunables[op];
+    const tunables = opTunables(op);
     if (tunables) key += `|${JSON.stringify(tunables)}`;
     let p = this.plans.get(key);
     if (!p) {
