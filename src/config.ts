@@ -43,14 +43,20 @@ function parseTunables(s: string | undefined): TesseraConfig['tunables'] {
 
 let tunablesSeen: { raw: string | undefined; parsed: TesseraConfig['tunables'] } | undefined;
 
-/**
- * The tunables TESSERA_TUNABLES sets for one op contract (readConfig().tunables[op] without reading the rest of the
- * configuration; parsed once per value of the variable): asked on every op plan, so it must be cheap.
- */
-export function opTunables(op: string): TesseraConfig['tunables'][string] | undefined {
+/** TESSERA_TUNABLES parsed, once per value of the variable. */
+function currentTunables(): TesseraConfig['tunables'] {
   const raw = env.TESSERA_TUNABLES;
   if (!tunablesSeen || tunablesSeen.raw !== raw) tunablesSeen = { raw, parsed: parseTunables(raw) };
-  return Object.hasOwn(tunablesSeen.parsed, op) ? tunablesSeen.parsed[op] : undefined;
+  return tunablesSeen.parsed;
+}
+
+/**
+ * The tunables TESSERA_TUNABLES sets for one op contract (readConfig().tunables[op] without reading the rest of the
+ * configuration): asked on every op plan, so it must be cheap.
+ */
+export function opTunables(op: string): TesseraConfig['tunables'][string] | undefined {
+  const all = currentTunables();
+  return Object.hasOwn(all, op) ? all[op] : undefined;
 }
 
 function parseDepth(s: string | undefined): number {
@@ -75,7 +81,7 @@ export function readConfig(): TesseraConfig {
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
     decodeDepth: parseDepth(env.TESSERA_DECODE_DEPTH),
     dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
-    tunables: parseTunables(env.TESSERA_TUNABLES),
+    tunables: currentTunables(),
     apiKey: env.TESSERA_API_KEY || undefined,
   };
 }
