@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336]] [--reps 20] [--bw-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -49,8 +49,11 @@ const BYTES: Record<string, (n: number, k: number) => number> = {
 /** Bytes per block of each format: fill chunks are whole blocks, so every block gets the header written below. */
 const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 210 };
 
-/** Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over. */
-const ROTATE_BYTES = 256 << 20;
+/**
+ * Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over.
+ * (--rotate-bytes 1: one copy, so a case that fits the L2 is timed from it: what a weight read ahead into the L2 would take)
+ */
+const ROTATE_BYTES = Number(arg('rotate-bytes', String(256 << 20)));
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
