@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -379,7 +379,15 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const cpu = { cpuMapping: 'off' }; // the int8 GEMVs on any adapter (a CPU adapter's defaults take the f32 GEMVs)
   const time = async (name: Name, tunables: Record<string, string | number>) => {
     const op = ops[name];
-    const plan = op.plan({ ...cpu, ...tunables });
+    let plan: Plan;
+    try {
+      plan = op.plan({ ...cpu, ...tunables });
+    } catch (e) {
+      if (!(e instanceof ContractError)) throw e;
+      out.push({ op: name, tunables, skipped: e.message.split('\n')[0] });
+      console.log(`mlp ${name} ${JSON.stringify(tunables)}: refused: ${e.message.split('\n')[0]}`);
+      return NaN;
+    }
     const t = await timeBuffers(dev, plan, op.buffers, reps);
     const e = { op: name, variant: plan.variant, tunables, inPassMs: +t.inPassMs.toFixed(5), fractionOfReadBandwidth: +(op.bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
     out.push(e);
@@ -393,13 +401,17 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     console.log(`mlp defaults, round ${round}: linear_fused x2 ${(1000 * (ms[0]! + ms[1]!)).toFixed(1)} us, linear_glu_q8 + linear_q8 ${(1000 * (ms[2]! + ms[3]!)).toFixed(1)} us`);
   }
   // (unroll 1 by default since 578f8a0: the points around it)
-  const gluPoints: Record<string, string | number>[] = [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvItems: 128 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
+  // (--mlp-points '{"glu": [{...}], "q8": [{...}]}': these points instead of the sweeps below)
+  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Record<string, string | number>[]; q8?: Record<string, string | number>[] }) : undefined;
+  const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvItems: 16 }, { gemvItems: 8 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
-  const q8Points: Record<string, string | number>[] = [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
+  const q8Points: Record<string, string | number>[] = given?.q8 ?? [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
   for (const t of q8Points) await time('linear_q8 down (accumulate)', t);
   // the splits that led, alternated with the default twice (neighbouring points drift by a few percent)
-  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
-  for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
+  if (!given) {
+    for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
+    for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
+  }
   for (const b of [...gu, ...down, x, gamma, guRow, y, qa, da, rs]) b.destroy();
   return out;
 }
