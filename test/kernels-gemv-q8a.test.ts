@@ -37,6 +37,10 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvPipeline: 'off' }],
     [3, 33, 256, { gemvWorkgroup: 32, gemvRunSums: 'off' }],
     [1, 70, 4096, { gemvCols: 1, gemvUnroll: 8 }], // the deepest unroll, pipelined: 16 weight slots a lane in flight
+    // activation metadata (gemvActMeta): a slot's scales and run-sum products in one vec4 of workgroup memory
+    [2, 70, 768, { gemvActMeta: 'on' }],
+    [1, 37, 4096, { gemvActMeta: 'on', gemvCols: 3, gemvUnroll: 1, gemvPipeline: 'off' }],
+    [3, 33, 256, { gemvActMeta: 'on', gemvWorkgroup: 32 }],
     // slot pairs (gemvSlotPairs): a lane takes the two slots of a sub-block pair, 32 nibble bytes
     [2, 70, 768, { gemvSlotPairs: 'on' }], // fused, run sums and pipelined loads
     [1, 37, 4096, { gemvSlotPairs: 'on', gemvRunSums: 'off', gemvPipeline: 'off' }], // the plain loop, sums from the runs
