@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
-import { runContract } from '../src/contracts/run.ts';
+import { renderPassShader, runContract } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -71,6 +71,8 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
       throw e;
     }
     expect(out.plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
+    // the activation metadata reaches the shader where asked for (a tunable the template ignored once passed here)
+    expect(renderPassShader(out.plan, out.plan.passes.at(-1)!).includes('meta_sh')).toBe('gemvActMeta' in tun && tun.gemvActMeta === 'on');
     const y = out.outputs.y!.data as Float32Array;
     // the same int8 activations on the CPU: f32 rounding only
     expect(maxRelErr(y, matmulF32Reference(roundActivationsQ8(x), w, { M, N, K, alpha: 0.5 }))).toBeLessThan(2e-5);
