@@ -43,7 +43,6 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvItems: 2, gemvUnroll: 1 }],
     [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvWorkgroup: 64 }],
     [2, 4, 2, 64, 512, 0, 'float16', 2, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default
-    [1, 8, 2, 128, 1024, 0, 'float16', 4, { gemvActMeta: 'on' }], // activation metadata: one vec4 a slot
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, tun], ctx) => {
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
     const N = (QH + 2 * KVH) * D;
