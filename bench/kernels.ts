@@ -403,7 +403,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   // (unroll 1 by default since 578f8a0: the points around it)
   // (--mlp-points '{"glu": [{...}], "q8": [{...}]}': these points instead of the sweeps below)
   const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Record<string, string | number>[]; q8?: Record<string, string | number>[] }) : undefined;
-  const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvItems: 16 }, { gemvItems: 8 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
+  const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 16 }, { gemvWorkgroup: 512, gemvItems: 32 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = given?.q8 ?? [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
   for (const t of q8Points) await time('linear_q8 down (accumulate)', t);
