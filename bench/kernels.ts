@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -273,10 +273,17 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   const eb = f16 === 'float16' ? 2 : 4;
   const out: unknown[] = [];
   const u32 = dev.device.createBuffer({ size: 16, usage: USAGE.STORAGE | USAGE.COPY_DST });
-  const run = async (T: number, ctx: number, tunables: Record<string, string | number>) => {
+  // only: time that pass of the plan alone, back to back in a pass (the others not run; an intermediate it reads holds
+  // whatever its buffer held)
+  const planFor = (T: number, ctx: number, tunables: Record<string, string | number>) => {
     const cap = Math.max(ctx, 256);
     const shapes = { q: [T, H, D], k: [cap, Hkv, D], v: [cap, Hkv, D], kvLen: [1], pageTable: [1] };
-    const plan = planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
+    return planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
+  };
+  const run = async (T: number, ctx: number, tunables: Record<string, string | number>, only?: number) => {
+    const cap = Math.max(ctx, 256);
+    const whole = planFor(T, ctx, tunables);
+    const plan = only === undefined ? whole : { ...whole, passes: [whole.passes[only]!] };
     const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
     const q = mk(T * H * D * 4);
     // K/V copies rotated over the calls as a model's layers are (each layer its own cache): together past the L2
@@ -304,6 +311,19 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
       const e = { kind: 'decode', context: ctx, variant: plan.variant, tunables, dispatch: plan.passes.map((p) => p.dispatch), inPassMs: +t.inPassMs.toFixed(5), passMedianMs, kvBytes: bytes, fractionOfReadBandwidth: +(bytes / (t.inPassMs / 1000) / bw).toFixed(3) };
       out.push(e);
       console.log(`attention decode ${ctx} keys: ${plan.variant} ${JSON.stringify(tunables)} ${t.inPassMs.toFixed(4)} ms, KV read at ${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of the read bandwidth; passes alone ${passMedianMs.join(' + ')} ms`);
+    }
+    // --attention-passes: each pass of the default plan back to back on its own, so the split of the in-pass time shows
+    // (the passMedianMs above each carry a pass's own fixed cost)
+    if (process.argv.includes('--attention-passes')) {
+      for (let round = 0; round < 2; round++) {
+        const plan = planFor(1, ctx, {});
+        for (let i = 0; i < plan.passes.length; i++) {
+          const r = await run(1, ctx, {}, i);
+          const e = { kind: 'decode-pass', context: ctx, variant: r.plan.variant, pass: plan.passes[i]!.id, dispatch: plan.passes[i]!.dispatch, inPassMs: +r.t.inPassMs.toFixed(5) };
+          out.push(e);
+          console.log(`attention decode ${ctx} keys: ${e.variant} pass ${e.pass} ${JSON.stringify(e.dispatch)} alone back to back: ${r.t.inPassMs.toFixed(4)} ms`);
+        }
+      }
     }
   }
   for (const T of arg('attention-prefill', '512,2048').split(',').filter(Boolean).map(Number)) {
