@@ -54,6 +54,7 @@ const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 2
  * (--rotate-bytes 1: one copy, so a case that fits the L2 is timed from it: what a weight read ahead into the L2 would take)
  */
 const ROTATE_BYTES = Number(arg('rotate-bytes', String(256 << 20)));
+if (!(ROTATE_BYTES >= 1)) throw new Error(`--rotate-bytes: expected a byte count of at least 1, got ${arg('rotate-bytes', '')}`);
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
@@ -273,13 +274,13 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
   const eb = f16 === 'float16' ? 2 : 4;
   const out: unknown[] = [];
   const u32 = dev.device.createBuffer({ size: 16, usage: USAGE.STORAGE | USAGE.COPY_DST });
-  // only: time that pass of the plan alone, back to back in a pass (the others not run; an intermediate it reads holds
-  // whatever its buffer held)
   const planFor = (T: number, ctx: number, tunables: Record<string, string | number>) => {
     const cap = Math.max(ctx, 256);
     const shapes = { q: [T, H, D], k: [cap, Hkv, D], v: [cap, Hkv, D], kvLen: [1], pageTable: [1] };
     return planOp(dev, 'attention', { shapes, dtypes: { k: f16, v: f16, kvLen: 'uint32', pageTable: 'uint32' }, attributes: { start_pos: ctx - T, kv_len: ctx }, tunables });
   };
+  // only: time that pass of the plan alone, back to back in a pass (the others not run; an intermediate it reads holds
+  // whatever its buffer held)
   const run = async (T: number, ctx: number, tunables: Record<string, string | number>, only?: number) => {
     const cap = Math.max(ctx, 256);
     const whole = planFor(T, ctx, tunables);
