@@ -80,12 +80,13 @@ for s in "${steps[@]}"; do
     # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
     # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
     decode-wginit)
-      fast='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness'
-      wginit="${fast},disable_workgroup_init disable-dawn-features=timestamp_quantization"
+      # the runtime's own GPU options (FAST_DAWN_ARGS), and the same with disable_workgroup_init added to its features
+      fast=$(node --import tsx -e "import('./src/gpu/device.ts').then((m) => console.log(m.FAST_DAWN_ARGS.join(' ')))")
+      wginit=$(echo "$fast" | sed 's/^\(enable-dawn-features=[^ ]*\)/\1,disable_workgroup_init/')
       TESSERA_DAWN_ARGS="$wginit" run decode-wginit-tests 200 node node_modules/vitest/vitest.mjs run test/kernels-gemv-q8a.test.ts \
         test/kernels-attention-split.test.ts test/kernels-linear-fused.test.ts test/decoder-fused.test.ts test/program.test.ts -t '^(?!.*(shipped model|models/default)).*$'
       for t in defaults wginit defaults2 wginit2; do
-        if [ "${t%2}" = wginit ]; then args=$wginit; else args="$fast disable-dawn-features=timestamp_quantization"; fi
+        if [ "${t%2}" = wginit ]; then args=$wginit; else args=$fast; fi
         TESSERA_DAWN_ARGS="$args" run decode-$t 120 node --import tsx bench/decode.ts --presets llama-8b,llama-1b-128k --quant q4k --prefill 512 --tokens 128 --out "$OUT/decode-$t.json"
       done ;;
     # QMoE's float32 grouped GEMM over its register tiles (tunables groupThreads, groupRegM/N, groupTileK; default 8, 4,
