@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -267,8 +267,11 @@ function pairSweepConfigs(): (readonly [string, Record<string, number | string>]
  * the L2), the default and the split-KV variant's tunables; prefill attention of 512 and 2048 tokens (TFLOP/s of the causal half).
  */
 async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
-  const H = 32;
-  const Hkv = 8;
+  // --attention-kv-heads N: N KV heads (default 8) with 4 query heads each, e.g. 1 to read each part's keys as one
+  // contiguous run of the cache (a layout probe at the same bytes: 1 KV head at 8x the keys)
+  const Hkv = Number(arg('attention-kv-heads', '8'));
+  if (!Number.isInteger(Hkv) || Hkv < 1) throw new Error(`--attention-kv-heads: expected a positive integer, got ${arg('attention-kv-heads', '8')}`);
+  const H = 4 * Hkv;
   const D = 128;
   const f16 = dev.caps.features.has('shader-f16') ? 'float16' : 'float32';
   const eb = f16 === 'float16' ? 2 : 4;

@@ -42,6 +42,8 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 32, 8, 128, 3000, 2500, 'float16', 30, 0, { splitLoads: 2, splitWorkgroups: 64 }], // tiles of 16 keys, rows in 8 shares
     [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitLoads: 16 }], // 32-key tiles of 256 f32 dims: rows in 4 shares
     [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
+    [2, 32, 8, 128, 5000, 4500, 'float16', 0, 0, { splitOrder: 'heads' }], // the KV head on workgroup_id.x, the part on y
+    [3, 6, 3, 64, 1024, 700, 'float32', 30, 100, { splitOrder: 'heads', splitCombine: 'tree' }],
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
     const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
@@ -57,7 +59,7 @@ describe('attention decode_split (flash-decoding)', () => {
     // parts per (KV head, token): enough for ~splitWorkgroups (256 by default), at most one per tile of capacity
     const splits = Math.max(1, Math.min(Math.ceil(cap / tile), Math.ceil(wgs / (Hkv * T))));
     expect(plan.passes.map((p) => p.dispatch)).toEqual([
-      [splits, Hkv, T],
+      'splitOrder' in tun && tun.splitOrder === 'heads' ? [Hkv, splits, T] : [splits, Hkv, T],
       [(H * D) / Math.min(D, 32), T, 1], // the combine: a workgroup per (head, 32 dims)
     ]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });

@@ -115,6 +115,11 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 40, 4096, 1, { gemvPipeline: 'off', gemvRunSums: 'off' }],
     [2, 70, 1280, 0, { gemvSlotPairs: 'on' }],
     [1, 33, 4096, 1, { gemvSlotPairs: 'on', gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
+    // rows mode: a workgroup's lanes hold their activation slots for a block of rows (the last block partial)
+    [1, 37, 512, 1, { gemvRowBlock: 8 }], // 16 slots: a workgroup of 32, half its lanes past the row
+    [2, 70, 2304, 0, { gemvRowBlock: 16 }], // 72 slots: 96 lanes
+    [1, 41, 14336, 1, { gemvRowBlock: 4 }], // 448 slots: 224 lanes, two slots each
+    [3, 20, 1280, 0, { gemvRowBlock: 12, gemvWorkgroup: 16 }], // 40 slots: three a lane, the last one partly
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`linear_q8/${M}x${N}x${K}`);
     // int8 activations and their block scales as a producer writes them (all 127 magnitudes, some blocks zero)
@@ -142,7 +147,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
       ctx,
     );
     if (!out) return;
-    expect(out.plan.variant).toBe('q8a_gemv');
+    expect(out.plan.variant).toBe('gemvRowBlock' in tun ? 'q8a_rows' : 'q8a_gemv');
     const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
     expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(2e-5);
