@@ -120,6 +120,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [2, 70, 2304, 0, { gemvRowBlock: 16 }], // 72 slots: 96 lanes
     [1, 41, 14336, 1, { gemvRowBlock: 4 }], // 448 slots: 224 lanes, two slots each
     [3, 20, 1280, 0, { gemvRowBlock: 12, gemvWorkgroup: 16 }], // 40 slots: three a lane, the last one partly
+    [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96 }], // 8 groups of 4 rows, the last block 6 rows
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`linear_q8/${M}x${N}x${K}`);
     // int8 activations and their block scales as a producer writes them (all 127 magnitudes, some blocks zero)
