@@ -108,17 +108,19 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
 describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference', () => {
   it.for([
     // M, N, K, accumulate, tunables
-    [1, 37, 512, 0, {}],
-    [2, 70, 768, 1, { gemvCols: 3, gemvUnroll: 3 }],
-    [1, 129, 2048, 1, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
-    [3, 33, 256, 0, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvRunSums: 'off' }],
-    [1, 40, 4096, 1, { gemvPipeline: 'off', gemvRunSums: 'off' }],
-    [2, 70, 1280, 0, { gemvSlotPairs: 'on' }],
-    [1, 33, 4096, 1, { gemvSlotPairs: 'on', gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
+    [1, 37, 512, 0, {}], // the default: rows mode, 16 rows a workgroup
+    [1, 37, 512, 0, { gemvRowBlock: 0 }], // the subgroup-item variant
+    [2, 70, 768, 1, { gemvRowBlock: 0, gemvCols: 3, gemvUnroll: 3 }],
+    [1, 129, 2048, 1, { gemvRowBlock: 0, gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
+    [3, 33, 256, 0, { gemvRowBlock: 0, gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvRunSums: 'off' }],
+    [1, 40, 4096, 1, { gemvRowBlock: 0, gemvPipeline: 'off', gemvRunSums: 'off' }],
+    [2, 70, 1280, 0, { gemvRowBlock: 0, gemvSlotPairs: 'on' }],
+    [1, 33, 4096, 1, { gemvRowBlock: 0, gemvSlotPairs: 'on', gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
     // rows mode: a workgroup's lanes hold their activation slots for a block of rows (the last block partial)
     [1, 37, 512, 1, { gemvRowBlock: 8 }], // 16 slots: a workgroup of 32, half its lanes past the row
     [2, 70, 2304, 0, { gemvRowBlock: 16 }], // 72 slots: 96 lanes
-    [1, 41, 14336, 1, { gemvRowBlock: 4 }], // 448 slots: 224 lanes, two slots each
+    [1, 41, 14336, 1, { gemvRowBlock: 4, gemvWorkgroup: 224 }], // 448 slots: 224 lanes, two slots each
+    [1, 23, 14336, 0, {}], // 448 slots: one a lane where the device allows 448 invocations a workgroup, else two
     [3, 20, 1280, 0, { gemvRowBlock: 12, gemvWorkgroup: 16 }], // 40 slots: three a lane, the last one partly
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96 }], // 8 groups of 4 rows, the last block 6 rows
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
@@ -148,7 +150,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
       ctx,
     );
     if (!out) return;
-    expect(out.plan.variant).toBe('gemvRowBlock' in tun ? 'q8a_rows' : 'q8a_gemv');
+    expect(out.plan.variant).toBe('gemvRowBlock' in tun && tun.gemvRowBlock === 0 ? 'q8a_gemv' : 'q8a_rows');
     const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
     expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(2e-5);
