@@ -107,6 +107,11 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 256, 'none', 'silu', 1, { gemvRunSums: 'off', gemvUnroll: 3 }],
     [1, 40, 4096, 'glu', 'silu', 1, { gemvPipeline: 'on', gemvRunSums: 'on', gemvWorkgroup: 64 }], // several loop turns
     [2, 70, 1024, 'rmsnorm', 'silu', 0, { gemvPipeline: 'on', gemvWorkgroup: 32 }], // prologue loads in several batches
+    // rows mode: a block of gemvRowBlock rows a workgroup, the activation slots in registers
+    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16 }],
+    [2, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 8, gemvTeams: 2 }],
+    [3, 33, 2304, 'none', 'silu', 1, { gemvRowBlock: 12, gemvRunSums: 'off' }], // 72 slots: 96 lanes; sums recomputed
+    [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const fused = !('gemvFuseQuant' in tunables) || tunables.gemvFuseQuant === 'on';
     const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
@@ -123,7 +128,7 @@ describe('linear_fused vs the CPU reference', () => {
     };
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvInt8: 'on', cpuMapping: 'off' } });
-    expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + (fused ? '_fused' : ''));
+    expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + ('gemvRowBlock' in tunables ? '_rows' : fused ? '_fused' : ''));
     expect(plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
     // the prologue's activations rounded to int8 per block of 32, as the quant pass does
     const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), wRef, { M, N, K, alpha: 0.5 });

@@ -43,6 +43,9 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvItems: 2, gemvUnroll: 1 }],
     [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvWorkgroup: 64 }],
     [2, 4, 2, 64, 512, 0, 'float16', 2, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default
+    // rows mode: gemvRowBlock / 4 items of 4 columns a workgroup
+    [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16 }],
+    [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2 }], // 40 items: the last block's half past N
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, tun], ctx) => {
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
     const N = (QH + 2 * KVH) * D;
@@ -78,6 +81,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       }
       throw e;
     }
+    expect(out.plan.variant).toBe('gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);

@@ -52,6 +52,10 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     [3, 64, 256, 'silu', { gemvCols: 4, gemvItems: 32, gemvWorkgroup: 64 }], // 64 values a workgroup, the second block past I
     [1, 160, 1024, 'silu', { gemvItems: 64, gemvUnroll: 3, gemvRunSums: 'off', gemvPipeline: 'off' }],
     [2, 32, 4096, 'gelu_tanh', { gemvWorkgroup: 32 }], // several loop turns a lane
+    // rows mode: gemvRowBlock / 2 gate rows and their up rows a workgroup
+    [1, 96, 512, 'silu', { gemvRowBlock: 64 }], // 2 workgroups, the second's last 16 values past I
+    [2, 64, 2048, 'gelu_tanh', { gemvRowBlock: 128, gemvTeams: 2 }], // 2 teams of 64 lanes, 64 rows each
+    [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2 }], // 2 teams of 128 lanes (one slot a lane)
   ] as const)('M=%i I=%i K=%i %s %o', async ([M, I, K, activation, tun], ctx) => {
     const r = new Rng(`linear_glu_q8/${M}x${I}x${K}/${activation}`);
     const x = r.floats(M * K);
@@ -76,7 +80,7 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
       ctx,
     );
     if (!out) return;
-    expect(out.plan.variant).toBe('q8a_norm_glu_fused');
+    expect(out.plan.variant).toBe('gemvRowBlock' in tun ? 'q8a_norm_glu_rows' : 'q8a_norm_glu_fused');
     // the reference: the prologue's activations rounded to int8, the gate|up product, act(gate) * up
     const a = Float32Array.from(rmsnormRef(x, gamma, undefined, { hidden_size: K, num_tokens: M, eps: 1e-6, has_residual: 0, token_stride: 0, output_scale: 1 }));
     const gu = matmulF32Reference(roundActivationsQ8(a), wRef, { M, N: 2 * I, K, alpha: 1 });
