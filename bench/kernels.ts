@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -363,6 +363,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   };
   const gu = weights(2 * I, H);
   const down = weights(H, I);
+  const oProj = weights(H, H);
   const vec = (n: number, f: (i: number) => number) => {
     const b = mk(n * 4);
     dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
@@ -392,6 +393,11 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       buffers: (i: number) => ({ x, w: gu[i % gu.length]!, gamma, qa, da, rs }),
       bytes: BYTES.q4_k!(2 * I, H),
     },
+    'linear_fused o_proj (accumulate)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [H, H], y: [1, H] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'none', accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ x, w: oProj[i % oProj.length]!, y }),
+      bytes: BYTES.q4_k!(H, H),
+    },
     'linear_q8 down (accumulate)': {
       plan: (t: Record<string, string | number>) => planOp(dev, 'linear_q8', { shapes: { ...q8, w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k', qa: 'uint32' }, attributes: { accumulate: 1 }, tunables: t }),
       buffers: (i: number) => ({ qa, da, rs, w: down[i % down.length]!, y }),
@@ -418,15 +424,37 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     console.log(`mlp ${name} ${plan.variant} ${JSON.stringify(tunables)}: ${t.inPassMs.toFixed(5)} ms (${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of read)`);
     return t.inPassMs;
   };
-  const names = Object.keys(ops) as Name[];
+  const names = Object.keys(ops).filter((n) => !n.includes('o_proj')) as Name[];
   for (let round = 1; round <= 2; round++) {
     const ms: number[] = [];
     for (const n of names) ms.push(await time(n, {}));
     console.log(`mlp defaults, round ${round}: linear_fused x2 ${(1000 * (ms[0]! + ms[1]!)).toFixed(1)} us, linear_glu_q8 + linear_q8 ${(1000 * (ms[2]! + ms[3]!)).toFixed(1)} us`);
   }
+  // --mlp-seq '[{...}, ...]': linear_glu_q8 at each of these tunables then linear_q8 (defaults), the pair back to back
+  // in one pass as a decoder layer runs them (the ops above are each timed against themselves)
+  if (process.argv.includes('--mlp-seq')) {
+    for (const t of JSON.parse(arg('mlp-seq', '[]')) as Record<string, string | number>[]) {
+      const pair = [ops['linear_glu_q8 gate|up'], ops['linear_q8 down (accumulate)']] as const;
+      const plans = [pair[0].plan({ ...cpu, ...t }), pair[1].plan(cpu)];
+      const n = Math.max(3, reps);
+      const record = async (rec: Recorder, k: number) => {
+        for (let i = 0; i < k; i++) for (let j = 0; j < 2; j++) await recordPlan(rec, dev, plans[j]!, pair[j]!.buffers(i));
+      };
+      const heat = new Recorder(dev, { timestamps: false });
+      await record(heat, 200);
+      void heat.submit();
+      const span = new Recorder(dev, { timestamps: 'span' });
+      await record(span, n);
+      const [whole] = await span.submit();
+      const e = { op: 'linear_glu_q8 then linear_q8', variant: `${plans[0]!.variant} + ${plans[1]!.variant}`, tunables: t, inPassMs: +(whole!.ms / n).toFixed(5) };
+      out.push(e);
+      console.log(`mlp seq ${e.variant} ${JSON.stringify(t)}: ${(1000 * e.inPassMs).toFixed(2)} us a pair`);
+    }
+  }
   // (unroll 1 by default since 578f8a0: the points around it)
   // (--mlp-points '{"glu": [{...}], "q8": [{...}]}': these points instead of the sweeps below)
-  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Record<string, string | number>[]; q8?: Record<string, string | number>[] }) : undefined;
+  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Record<string, string | number>[]; q8?: Record<string, string | number>[]; o?: Record<string, string | number>[] }) : undefined;
+  for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);
   const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 16 }, { gemvWorkgroup: 512, gemvItems: 32 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = given?.q8 ?? [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
@@ -436,7 +464,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   }
-  for (const b of [...gu, ...down, x, gamma, guRow, y, qa, da, rs]) b.destroy();
+  for (const b of [...gu, ...down, ...oProj, x, gamma, guRow, y, qa, da, rs]) b.destroy();
   return out;
 }
 
