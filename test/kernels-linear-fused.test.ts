@@ -100,11 +100,12 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 70, 512, 'rmsnorm', 'silu', 1, {}],
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvFuseQuant: 'on' }],
     [1, 129, 2048, 'glu', 'gelu_tanh', 1, { gemvCols: 4, gemvItems: 2, gemvFuseQuant: 'on' }],
-    [3, 33, 256, 'none', 'silu', 0, { gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
+    [3, 33, 256, 'none', 'silu', 0, { gemvRowBlock: -1, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [2, 40, 1024, 'rmsnorm', 'silu', 0, { gemvWorkgroup: 64, gemvFuseQuant: 'on' }],
     [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default: the plain loop
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvPipeline: 'off' }],
-    [3, 33, 256, 'none', 'silu', 1, { gemvRunSums: 'off', gemvUnroll: 3 }],
+    [3, 33, 256, 'none', 'silu', 1, { gemvRowBlock: -1, gemvRunSums: 'off', gemvUnroll: 3 }],
+    [2, 70, 1024, 'none', 'silu', 1, {}], // prologue none: rows mode by default (16 rows, 4 teams where the device allows)
     [1, 40, 4096, 'glu', 'silu', 1, { gemvPipeline: 'on', gemvRunSums: 'on', gemvWorkgroup: 64 }], // several loop turns
     [2, 70, 1024, 'rmsnorm', 'silu', 0, { gemvPipeline: 'on', gemvWorkgroup: 32 }], // prologue loads in several batches
     // rows mode: a block of gemvRowBlock rows a workgroup, the activation slots in registers
@@ -128,7 +129,10 @@ describe('linear_fused vs the CPU reference', () => {
     };
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvInt8: 'on', cpuMapping: 'off' } });
-    expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + ('gemvRowBlock' in tunables ? '_rows' : fused ? '_fused' : ''));
+    // rows mode: asked for, or by default for prologue none where 4 teams fit the device's workgroup
+    const rowsAuto = prologue === 'none' && fused && !('gemvRowBlock' in tunables) && 4 * 32 * Math.ceil(K / 32 / 32) <= dev.caps.limits.maxComputeInvocationsPerWorkgroup!;
+    const rows = ('gemvRowBlock' in tunables && tunables.gemvRowBlock > 0) || rowsAuto;
+    expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + (rows ? '_rows' : fused ? '_fused' : ''));
     expect(plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
     // the prologue's activations rounded to int8 per block of 32, as the quant pass does
     const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), wRef, { M, N, K, alpha: 0.5 });
