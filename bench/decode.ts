@@ -3,7 +3,7 @@
  * (q4k / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
- * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16)
+ * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -22,6 +22,8 @@ import { measureReadBandwidth } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
 import { receiptCommit } from './commit.ts';
 import { readConfig } from '../src/config.ts';
+import { planOp, recordPlan } from '../src/selftest/launch.ts';
+import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
 
 
 function arg(name: string, def: string): string {
@@ -183,6 +185,69 @@ async function prefillRuns(dev: TesseraDevice, dec: Decoder, lengths: readonly n
   return out;
 }
 
+/**
+ * --probe-glu '[{tunables}, ...]': linear_glu_q8 (the MLP's gate|up GEMV) timed on its own, calls back to back in one
+ * pass, at each tunable set on three kinds of weights: the model's own gate|up buffers (rotating over the layers, as a
+ * step reads them), one fresh buffer per layer with the model's bytes copied in, and fresh buffers of synthetic Q4_K
+ * blocks (bench/kernels.ts's fill: d = dmin ~ 2^-10). A kernel slower on the first than on the others points at the
+ * weights, not at its neighbours in a step.
+ */
+async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, points: Record<string, string | number>[]) {
+  const H = cfg.hiddenSize;
+  const I = cfg.intermediateSize;
+  const L = cfg.numLayers;
+  const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: STORAGE_USAGE });
+  const own = Array.from({ length: L }, (_, l) => w.get(`model.layers.${l}.mlp.gate_up_proj.weight`).buffer);
+  const size = own[0]!.size;
+  const copied = own.map((b) => {
+    const c = mk(size);
+    const enc = dev.device.createCommandEncoder();
+    enc.copyBufferToBuffer(b, 0, c, 0, size);
+    dev.device.queue.submit([enc.finish()]);
+    return c;
+  });
+  const synthetic = own.map(() => {
+    const c = mk(size);
+    const chunk = new Uint8Array(Math.min(size, 144 * 65536));
+    let seed = 0x9e3779b9;
+    for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0), true);
+    for (let b = 0; b + 144 <= chunk.length; b += 144) chunk.set([0x00, 0x14, 0x00, 0x10], b);
+    for (let off = 0; off < size; off += chunk.length) dev.device.queue.writeBuffer(c, off, chunk, 0, Math.min(chunk.length, size - off));
+    return c;
+  });
+  const vec = (n: number, f: (i: number) => number) => {
+    const b = mk(n * 4);
+    dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
+    return b;
+  };
+  const x = vec(H, (i) => Math.sin(i) * 0.5);
+  const gamma = w.get('model.layers.0.post_attention_layernorm.weight').buffer;
+  const qa = mk(I);
+  const da = mk(I / 8);
+  const rs = mk(I / 4);
+  const n = 4 * L;
+  for (const round of [0, 1]) {
+    for (const t of points) {
+      const plan = planOp(dev, 'linear_glu_q8', { shapes: { x: [1, H], w: [2 * I, H], gamma: [H], qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16] }, dtypes: { w: 'q4_k', qa: 'uint32' }, attributes: { activation: cfg.activation }, tunables: { mlpQ8: 'on', ...t } });
+      const line: string[] = [];
+      for (const [name, ws] of [['model', own], ['copied', copied], ['synthetic', synthetic]] as const) {
+        const record = async (rec: Recorder, k: number) => {
+          for (let i = 0; i < k; i++) await recordPlan(rec, dev, plan, { x, w: ws[i % L]!, gamma, qa, da, rs });
+        };
+        const heat = new Recorder(dev, { timestamps: false });
+        await record(heat, 4 * n);
+        void heat.submit();
+        const span = new Recorder(dev, { timestamps: 'span' });
+        await record(span, n);
+        const [whole] = await span.submit();
+        line.push(`${name} ${((1000 * whole!.ms) / n).toFixed(2)} us`);
+      }
+      console.log(`probe-glu round ${round} ${plan.variant} ${JSON.stringify(t)}: ${line.join(', ')}`);
+    }
+  }
+  for (const b of [...copied, ...synthetic, x, qa, da, rs]) b.destroy();
+}
+
 const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
@@ -199,6 +264,12 @@ for (const p of presets) {
     const w = randomWeights(dev, cfg, q);
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
+    if (process.argv.includes('--probe-glu')) {
+      // the probe instead of the decode run
+      await probeGlu(dev, cfg, w, JSON.parse(arg('probe-glu', '[{}]')) as Record<string, string | number>[]);
+      w.destroy();
+      continue;
+    }
     const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dev, dec, prefillLengths) };
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
