@@ -189,8 +189,9 @@ async function prefillRuns(dev: TesseraDevice, dec: Decoder, lengths: readonly n
  * --probe-glu '[{tunables}, ...]': linear_glu_q8 (the MLP's gate|up GEMV) timed on its own, calls back to back in one
  * pass, at each tunable set on three kinds of weights: the model's own gate|up buffers (rotating over the layers, as a
  * step reads them), one fresh buffer per layer with the model's bytes copied in, and fresh buffers of synthetic Q4_K
- * blocks (bench/kernels.ts's fill: d = dmin ~ 2^-10). A kernel slower on the first than on the others points at the
- * weights, not at its neighbours in a step.
+ * blocks (bench/kernels.ts's fill: d = dmin ~ 2^-10); then on the model's weights followed by the layer's down_proj
+ * (linear_q8 at its defaults). A kernel slower on the first than on the others points at the weights; the pair slower
+ * than the two alone, at its neighbours in a step.
  */
 async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, points: Record<string, string | number>[]) {
   const H = cfg.hiddenSize;
@@ -225,15 +226,24 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
   const qa = mk(I);
   const da = mk(I / 8);
   const rs = mk(I / 4);
+  const down = Array.from({ length: L }, (_, l) => w.get(`model.layers.${l}.mlp.down_proj.weight`).buffer);
+  const downPlan = planOp(dev, 'linear_q8', { shapes: { qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16], w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k', qa: 'uint32' }, attributes: { accumulate: 1 }, tunables: points[0]?.cpuMapping ? { cpuMapping: points[0].cpuMapping } : {} });
   const n = 4 * L;
   await queueIdle(dev); // the copies and uploads above done before anything is timed
   for (const round of [0, 1, 2]) {
     for (const t of points) {
       const plan = planOp(dev, 'linear_glu_q8', { shapes: { x: [1, H], w: [2 * I, H], gamma: [H], qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16] }, dtypes: { w: 'q4_k', qa: 'uint32' }, attributes: { activation: cfg.activation }, tunables: { mlpQ8: 'on', ...t } });
       const line: string[] = [];
-      for (const [name, ws] of [['model', own], ['copied', copied], ['synthetic', synthetic]] as const) {
+      // per call: the GEMV alone on each kind of weights, then on the model's weights followed by its layer's down_proj
+      // (linear_q8 reading the int8 activations it wrote, as the step runs them)
+      const kinds = [['model', own], ['copied', copied], ['synthetic', synthetic], ['model + down', own]] as const;
+      for (const [name, ws] of kinds) {
+        const withDown = name === 'model + down';
         const record = async (rec: Recorder, k: number) => {
-          for (let i = 0; i < k; i++) await recordPlan(rec, dev, plan, { x, w: ws[i % L]!, gamma, qa, da, rs });
+          for (let i = 0; i < k; i++) {
+            await recordPlan(rec, dev, plan, { x, w: ws[i % L]!, gamma, qa, da, rs });
+            if (withDown) await recordPlan(rec, dev, downPlan, { qa, da, rs, w: down[i % L]!, y: x });
+          }
         };
         const heat = new Recorder(dev, { timestamps: false });
         await record(heat, 4 * n);
