@@ -242,6 +242,7 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
         const record = async (rec: Recorder, k: number) => {
           for (let i = 0; i < k; i++) {
             await recordPlan(rec, dev, plan, { x, w: ws[i % L]!, gamma, qa, da, rs });
+            // down_proj adds into x, the GEMV's input row, as a layer adds into the residual stream the next one reads
             if (withDown) await recordPlan(rec, dev, downPlan, { qa, da, rs, w: down[i % L]!, y: x });
           }
         };
