@@ -24,6 +24,7 @@ import { receiptCommit } from './commit.ts';
 import { readConfig } from '../src/config.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
+import { fillWeights, heatGpu, spanMsPerCall } from './gpu-bench.ts';
 
 
 function arg(name: string, def: string): string {
@@ -189,7 +190,7 @@ async function prefillRuns(dev: TesseraDevice, dec: Decoder, lengths: readonly n
  * --probe-glu '[{tunables}, ...]': linear_glu_q8 (the MLP's gate|up GEMV) timed on its own, calls back to back in one
  * pass, at each tunable set on three kinds of weights: the model's own gate|up buffers (rotating over the layers, as a
  * step reads them), one fresh buffer per layer with the model's bytes copied in, and fresh buffers of synthetic Q4_K
- * blocks (bench/kernels.ts's fill: d = dmin ~ 2^-10); then on the model's weights followed by the layer's down_proj
+ * blocks (fillWeights: d = dmin ~ 2^-10); then on the model's weights followed by the layer's down_proj
  * (linear_q8 at its defaults). A kernel slower on the first than on the others points at the weights; the pair slower
  * than the two alone, at its neighbours in a step.
  */
@@ -209,11 +210,7 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
   });
   const synthetic = own.map(() => {
     const c = mk(size);
-    const chunk = new Uint8Array(Math.min(size, 144 * 65536));
-    let seed = 0x9e3779b9;
-    for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0), true);
-    for (let b = 0; b + 144 <= chunk.length; b += 144) chunk.set([0x00, 0x14, 0x00, 0x10], b);
-    for (let off = 0; off < size; off += chunk.length) dev.device.queue.writeBuffer(c, off, chunk, 0, Math.min(chunk.length, size - off));
+    fillWeights(dev, c, 'q4_k');
     return c;
   });
   const vec = (n: number, f: (i: number) => number) => {
@@ -246,13 +243,8 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
             if (withDown) await recordPlan(rec, dev, downPlan, { qa, da, rs, w: down[i % L]!, y: x });
           }
         };
-        const heat = new Recorder(dev, { timestamps: false });
-        await record(heat, 4 * n);
-        void heat.submit();
-        const span = new Recorder(dev, { timestamps: 'span' });
-        await record(span, n);
-        const [whole] = await span.submit();
-        line.push(`${name} ${((1000 * whole!.ms) / n).toFixed(2)} us`);
+        await heatGpu(dev, record, 4 * n);
+        line.push(`${name} ${(1000 * (await spanMsPerCall(dev, record, n))).toFixed(2)} us`);
       }
       console.log(`probe-glu round ${round} ${plan.variant} ${JSON.stringify(t)}: ${line.join(', ')}`);
     }

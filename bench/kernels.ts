@@ -21,6 +21,7 @@ import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
 import { measureReadBandwidth } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
+import { fillWeights, heatGpu, spanMsPerCall } from './gpu-bench.ts';
 import { loadOrt, timeMatMulNBits } from './ort-matmulnbits.ts';
 import { gpuWait } from '../src/gpu/wait.ts';
 
@@ -46,47 +47,12 @@ const BYTES: Record<string, (n: number, k: number) => number> = {
   q6_k: (n, k) => (n * k * 210) / 256,
 };
 
-/** Bytes per block of each format: fill chunks are whole blocks, so every block gets the header written below. */
-const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 210 };
-
 /**
  * Rotation target: the weight copies of one case together exceed the H200's 50 MB L2 several times over.
  * (--rotate-bytes 1: one copy, so a case that fits the L2 is timed from it: what a weight read ahead into the L2 would take)
  */
 const ROTATE_BYTES = Number(arg('rotate-bytes', String(256 << 20)));
 if (!(ROTATE_BYTES >= 1)) throw new Error(`--rotate-bytes: expected a byte count of at least 1, got ${arg('rotate-bytes', '')}`);
-
-/** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
-function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
-  const chunk = new Uint8Array(Math.min(buf.size, BLOCK[fmt]! * 4 * 65536));
-  let seed = 0x9e3779b9;
-  const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
-  for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
-  if (fmt === 'float16') {
-    // halves with exponents in [-11, -4]: small finite values
-    for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
-  } else if (fmt === 'q8_0') {
-    // every 34-byte block gets d = 2^-10
-    for (let b = 0; b + 34 <= chunk.length; b += 34) {
-      chunk[b] = 0x00;
-      chunk[b + 1] = 0x14;
-    }
-  } else if (fmt === 'q4_k') {
-    for (let b = 0; b + 144 <= chunk.length; b += 144) {
-      chunk[b] = 0x00; // d = 2^-10-ish, dmin likewise
-      chunk[b + 1] = 0x14;
-      chunk[b + 2] = 0x00;
-      chunk[b + 3] = 0x10;
-    }
-  } else if (fmt === 'q6_k') {
-    // d (the last two bytes of the 210) = 2^-10; the int8 sub-block scales stay random
-    for (let b = 0; b + 210 <= chunk.length; b += 210) {
-      chunk[b + 208] = 0x00;
-      chunk[b + 209] = 0x14;
-    }
-  }
-  for (let o = 0; o < buf.size; o += chunk.length) dev.device.queue.writeBuffer(buf, o, chunk, 0, Math.min(chunk.length, buf.size - o));
-}
 
 interface Timing {
   /** GPU ms per call, the calls back to back in one compute pass (as a decode step runs them). */
@@ -117,14 +83,12 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
   const bigScratch = plan.intermediates.reduce((a, m) => a + m.bytes, 0) > 2 ** 20;
   const heat = async (ms = dev.caps.adapterInfo.architecture === 'swiftshader' ? 0 : 100) => {
     if (ms <= 0) return; // a CPU adapter has no clocks to raise
-    const rec = new Recorder(dev, { timestamps: false });
     // a plan with intermediates allocates them per call: keep the count small when they are large (a dequantized
     // scratch copy); small ones (the int8 activations of q4k_gemv_q8a) allow enough calls to raise the clocks (the H200
     // run at e90e0b7 timed q4k_gemv_q8a at 14336x4096 after 32 heating calls at 0.0736 ms in a pass, and the same
     // kernel in the sweep after it at 0.0168-0.02 ms: probably idle clocks; to be confirmed by the next run)
     const cap = bigScratch ? 32 : 8000;
-    await record(rec, Math.max(1, Math.min(cap, Math.ceil(ms / estimate))));
-    void rec.submit();
+    await heatGpu(dev, record, Math.max(1, Math.min(cap, Math.ceil(ms / estimate))));
   };
   let passMedians: number[] = []; // per pass, from the last `alone`
   const alone = async (n: number) => {
@@ -145,10 +109,7 @@ async function timeBuffers(dev: TesseraDevice, plan: Plan, buffers: (i: number) 
   const n = Math.max(3, Math.min(reps, Math.floor(400 / estimate), Math.floor(2000 / plan.passes.length), bigScratch ? 32 : Infinity));
   const calls = await alone(n);
   await heat();
-  const span = new Recorder(dev, { timestamps: 'span' });
-  await record(span, n);
-  const [whole] = await span.submit();
-  return { inPassMs: whole!.ms / n, medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n, passMedianMs: passMedians };
+  return { inPassMs: await spanMsPerCall(dev, record, n), medianMs: calls[calls.length >> 1]!, minMs: calls[0]!, reps: n, passMedianMs: passMedians };
 }
 
 /**
@@ -436,17 +397,12 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (const t of JSON.parse(arg('mlp-seq', '[]')) as Record<string, string | number>[]) {
       const pair = [ops['linear_glu_q8 gate|up'], ops['linear_q8 down (accumulate)']] as const;
       const plans = [pair[0].plan({ ...cpu, ...t }), pair[1].plan(cpu)];
-      const n = Math.max(3, reps);
       const record = async (rec: Recorder, k: number) => {
         for (let i = 0; i < k; i++) for (let j = 0; j < 2; j++) await recordPlan(rec, dev, plans[j]!, pair[j]!.buffers(i));
       };
-      const heat = new Recorder(dev, { timestamps: false });
-      await record(heat, 200);
-      void heat.submit();
-      const span = new Recorder(dev, { timestamps: 'span' });
-      await record(span, n);
-      const [whole] = await span.submit();
-      const e = { op: 'linear_glu_q8 then linear_q8', variant: `${plans[0]!.variant} + ${plans[1]!.variant}`, tunables: t, inPassMs: +(whole!.ms / n).toFixed(5) };
+      await heatGpu(dev, record, 200);
+      const ms = await spanMsPerCall(dev, record, Math.max(3, reps));
+      const e = { op: 'linear_glu_q8 then linear_q8', variant: `${plans[0]!.variant} + ${plans[1]!.variant}`, tunables: t, inPassMs: +ms.toFixed(5) };
       out.push(e);
       console.log(`mlp seq ${e.variant} ${JSON.stringify(t)}: ${(1000 * e.inPassMs).toFixed(2)} us a pair`);
     }
