@@ -44,11 +44,6 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
     [2, 32, 8, 128, 5000, 4500, 'float16', 0, 0, { splitOrder: 'heads' }], // the KV head on workgroup_id.x, the part on y
     [3, 6, 3, 64, 1024, 700, 'float32', 30, 100, { splitOrder: 'heads', splitCombine: 'tree' }],
-    // two tiles in flight (splitPrefetch 2): parts of 4 tiles, of 3 (the last turn's second tile absent), of 1 and none
-    [1, 32, 8, 128, 8192, 8000, 'float16', 0, 0, { splitPrefetch: 2 }], // 32 parts of 251 keys: 4 tiles of 64
-    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitPrefetch: 2, splitWorkgroups: 64 }], // 16 parts of 188 keys: 3 tiles
-    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitPrefetch: 2 }], // 4 keys over 10 parts: six see none
-    [3, 6, 3, 64, 1024, 700, 'float16', 30, 100, { splitPrefetch: 2, splitLoads: 2 }], // a window, 16-key tiles
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
     const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
