@@ -104,3 +104,59 @@ describe('attention decode_split_q8 (the combine also writes int8 activations fo
     expect(plan.variant).toBe('decode_split');
   });
 });
+
+describe('attention decode_split with warm inputs (extra partial workgroups read the next GEMVs weights into the L2)', () => {
+  const bytes = (r: Rng, n: number) => Uint8Array.from({ length: n }, () => Math.floor(r.next() * 256));
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, warm inputs' rows of 256 Q4_K values (144 bytes), budget
+    // bytes (l2Warm), tunables
+    [1, 32, 8, 128, 2048, 600, 'float16', [40, 64, 64], 20000, {}], // warm whole, a prefix of warm2 and of warm3
+    [1, 32, 8, 128, 2048, 600, 'float16', [40, 64, 64], 1 << 20, {}], // a budget past every input: all read
+    [2, 8, 2, 64, 600, 300, 'float32', [16], 1000, { l2WarmGroups: 3 }], // warm alone, a prefix of it; one z slice
+    [1, 4, 2, 64, 600, 3, 'float32', [8, 300], 50000, { l2WarmGroups: 100, splitOrder: 'heads' }], // 13 slices of 8
+    [3, 6, 3, 64, 1024, 700, 'float16', [8, 8, 8], 5000, { attnQ8: 'on' }], // with the int8 outputs (decode_split_q8)
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s warm rows %o, %i bytes, %o', async (T, H, Hkv, D, cap, start, kvDt, rows, budget, tun) => {
+    const r = new Rng(`attention-split-warm/${T}/${H}/${D}/${cap}/${start}/${rows.length}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const names = ['warm', 'warm2', 'warm3'];
+    const warm = Object.fromEntries(rows.map((n, i) => [names[i]!, { dtype: 'q4_k', shape: [n, 256], data: bytes(r, n * 144) }]));
+    const q8 = 'attnQ8' in tun;
+    const n = H * D;
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: {
+        ...c.inputs,
+        ...warm,
+        ...(q8
+          ? {
+              qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4) },
+              da: { dtype: 'float32', shape: [T, n / 32], data: new Float32Array((T * n) / 32) },
+              rs: { dtype: 'float32', shape: [T, n / 16], data: new Float32Array((T * n) / 16) },
+            }
+          : {}),
+      },
+      attributes: { start_pos: start, kv_len: start + T },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', l2Warm: budget, ...tun },
+    });
+    expect(plan.variant).toBe(q8 ? 'decode_split_q8' : 'decode_split');
+    // the partial pass: z slices past the tokens, whole slices of the attention grid, for the warm workgroups
+    const [x, y, z] = plan.passes[0]!.dispatch;
+    const groups = 'l2WarmGroups' in tun ? tun.l2WarmGroups : 512;
+    expect(z).toBe(T + Math.ceil(groups / (x! * y!)));
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: 0, sliding_window: 0 });
+    const out = outputs.out!.data as Float32Array;
+    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+    if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
+  });
+
+  it('refuses warm inputs where nothing would read them: l2Warm 0, or a variant without the warm slices', async () => {
+    const c = attentionCase(new Rng('attention-split-warm/refuse'), 1, 4, 2, 64, 64, 'float32');
+    const warm = { warm: { dtype: 'float32', shape: [64], data: new Float32Array(64) } };
+    const run = (tunables: Record<string, string | number>) =>
+      runContract(dev, opContract('attention'), { inputs: { ...c.inputs, ...warm }, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', ...tunables } });
+    await expect(run({ l2Warm: 0 })).rejects.toThrow(/variant/);
+    await expect(run({ l2Warm: 4096, splitDecode: 'off' })).rejects.toThrow(/variant/);
+    // warm2 without warm
+    const { warm: w } = warm;
+    await expect(runContract(dev, opContract('attention'), { inputs: { ...c.inputs, warm2: w }, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', l2Warm: 4096 } })).rejects.toThrow(/variant/);
+  });
+});
