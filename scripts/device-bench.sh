@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu warm
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -111,13 +111,6 @@ for s in "${steps[@]}"; do
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
-    # attention's extra partial workgroups reading o_proj's and the head of gate|up's weights into the L2 (tunable
-    # l2Warm, bytes; l2WarmGroups), alternated with it off (8B), after its test cases on this GPU
-    warm)
-      run warm-tests 200 node node_modules/vitest/vitest.mjs run test/kernels-attention-split.test.ts test/decoder-fused-variants.test.ts -t warm
-      w() { echo "{\"attention\":{\"l2Warm\":$1${2:+,\"l2WarmGroups\":$2}}}"; }
-      points=(off:'{}' w16:"$(w 16777216)" w24:"$(w 25165824)" w9:"$(w 9437184)" off2:'{}' w16b:"$(w 16777216)" w32:"$(w 33554432)" w16g1k:"$(w 16777216 1024)")
-      decode_points warm "${points[@]}" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)

@@ -6,9 +6,7 @@
  *   linear_fused twice: act(gate) * up is rounded to int8 once in the gate|up GEMV instead of in every down_proj
  *   workgroup, the same rounding;
  * - attention's combine pass rounding its output to int8 for o_proj (decode_split_q8, linear_q8; tunable attnQ8) vs
- *   o_proj as linear_fused rounding the f32 rows in every workgroup;
- * - attention's partial pass reading o_proj's and gate|up's weights into the L2 in extra workgroups (warm inputs,
- *   tunable l2Warm) vs not: the same arithmetic, so the same logits.
+ *   o_proj as linear_fused rounding the f32 rows in every workgroup.
  * cpuMapping is off for every contract involved, so SwiftShader takes the int8 GEMVs too. One-token logits agree to
  * float rounding, and greedy decoding (which reads every cached key and value an epilogue wrote) gives the same
  * tokens. A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
@@ -48,13 +46,6 @@ const VARIANTS = [
     without: { attention: { attnQ8: 'off' } },
     layers: (m: LoadedModel) => m.decoder.q8AttentionLayers,
     what: 'attention with int8 output and linear_q8',
-  },
-  {
-    name: "attention reading the next GEMVs' weights into the L2 (warm inputs, tunable l2Warm) vs not",
-    tunables: { attention: { cpuMapping: 'off', l2Warm: 1 << 20 }, linear_glu_q8: { cpuMapping: 'off' }, linear_q8: { cpuMapping: 'off' } },
-    without: { attention: { l2Warm: 0 } },
-    layers: (m: LoadedModel) => m.decoder.warmAttentionLayers,
-    what: 'attention with warm inputs',
   },
 ];
 

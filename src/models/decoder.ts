@@ -9,7 +9,7 @@ import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { opAccepts, OpRunner, tensorBytes, type Tensor } from '../ops/runner.ts';
+import { opAccepts, OpRunner, type Tensor } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
@@ -142,19 +142,7 @@ export class Decoder {
         opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Attention.add(l);
-      // the weights the GEMVs after attention read first, read into the L2 by attention (tunable l2Warm)
-      const warm = warmViews(o, gu, this.q8Mlp.has(l));
-      const att = { q: f32([1, cfg.numHeads, D]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, D]), ...(this.q8Attention.has(l) ? q8o : {}) };
-      if (opAccepts(this.dev, 'attention', { ...att, ...warm }, this.attentionAttrs(l))) this.warmAttention.set(l, warm);
     }
-  }
-
-  /** Fused layers whose attention reads the next GEMVs' weights into the L2 (attention's warm inputs). */
-  private readonly warmAttention = new Map<number, Record<string, Tensor>>();
-
-  /** How many fused layers' attention reads the next GEMVs' weights into the L2. */
-  get warmAttentionLayers(): number {
-    return this.warmAttention.size;
   }
 
   /** Fused layers whose attention also writes its output as int8 activations, read by the o_proj GEMV (linear_q8). */
@@ -521,7 +509,7 @@ export class Decoder {
     const I = cfg.intermediateSize;
     const eps = cfg.rmsNormEps;
     const att = s.act('att', [1, nH, D]);
-    const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att, ...this.warmAttention.get(l) };
+    const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att };
     const attrs = { start_pos: pos, kv_len: plus(pos, 1), ...this.attentionAttrs(l) };
     const o = this.weights.get(p + 'self_attn.o_proj.weight');
     if (this.q8Attention.has(l)) {
@@ -559,20 +547,6 @@ export class Decoder {
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
     return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
   }
-}
-
-/**
- * What a fused layer's attention reads into the L2 for the GEMVs after it: o_proj's weight whole, then the rows the
- * gate|up GEMV reads first. linear_glu_q8 takes gate row i with up row I + i, so the heads of both halves (warm2, warm3);
- * linear_fused reads gate|up's rows in order, so its head (warm2 alone). Halves that would not start on a 256-byte
- * binding offset are bound whole.
- */
-function warmViews(o: Tensor, gateUp: Tensor, gluQ8: boolean): Record<string, Tensor> {
-  const I = gateUp.shape[0]! / 2;
-  const half = tensorBytes({ dtype: gateUp.dtype, shape: [I, gateUp.shape[1]!] });
-  if (!gluQ8 || half % 256 !== 0) return { warm: o, warm2: gateUp };
-  const rows = [I, gateUp.shape[1]!];
-  return { warm: o, warm2: { ...gateUp, shape: rows }, warm3: { ...gateUp, shape: rows, offset: (gateUp.offset ?? 0) + half } };
 }
 
 /** The int8 activations one token's row of n values takes from its producer (linear_glu_q8, attention) to linear_q8:
