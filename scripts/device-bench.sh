@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu ahead
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -111,14 +111,6 @@ for s in "${steps[@]}"; do
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
-    # rows mode with 2 to 4 groups of 4 rows' loads out ahead (tunable gemvRowsAhead): the MLP and o_proj GEMVs alone,
-    # then the 8B decode alternated with the default
-    ahead)
-      run ahead-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp-ahead.json" --mlp-points \
-        '{"o":[{},{"gemvRowsAhead":2},{"gemvRowsAhead":4}],"glu":[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":128,"gemvTeams":4,"gemvRowsAhead":2},{"gemvRowBlock":64,"gemvTeams":2,"gemvRowsAhead":2}],"q8":[{},{"gemvRowsAhead":2},{"gemvRowsAhead":3},{"gemvRowBlock":32,"gemvRowsAhead":2},{"gemvRowBlock":32,"gemvRowsAhead":4},{},{"gemvRowsAhead":2}]}'
-      a2='{"linear_q8":{"gemvRowsAhead":2}}'
-      b2='{"linear_q8":{"gemvRowsAhead":2},"linear_fused":{"gemvRowsAhead":2}}'
-      decode_points ahead a:'{}' q2:"$a2" all2:"$b2" a2:'{}' q2b:"$a2" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
