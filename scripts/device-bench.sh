@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu loop
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -111,15 +111,6 @@ for s in "${steps[@]}"; do
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
-    # rows mode's groups of 4 rows as a WGSL loop (tunable gemvRowsLoop) instead of unrolled: the GEMVs alone, then the
-    # 8B decode with gate|up in rows mode both ways (unrolled, it was faster alone but slower in the decode at the
-    # eighth session), alternated with the defaults
-    loop)
-      run loop-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp-loop.json" --mlp-points \
-        '{"glu":[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":128,"gemvTeams":4,"gemvRowsLoop":"on"},{"gemvRowBlock":64,"gemvTeams":2,"gemvRowsLoop":"on"}],"q8":[{},{"gemvRowsLoop":"on"},{"gemvRowBlock":32,"gemvRowsLoop":"on"},{}]}'
-      g='"linear_glu_q8":{"gemvRowBlock":128,"gemvTeams":4'
-      # (at 43c6230, unrolled: 318.0 tok/s against 454.0 / 453.6 for the defaults)
-      decode_points loop a:'{}' g:"{$g,\"gemvRowsLoop\":\"on\"}}" gq:"{$g,\"gemvRowsLoop\":\"on\"},\"linear_q8\":{\"gemvRowsLoop\":\"on\"}}" a2:'{}' g2:"{$g,\"gemvRowsLoop\":\"on\"}}" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)

@@ -46,7 +46,6 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     // rows mode: gemvRowBlock / 4 items of 4 columns a workgroup
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16 }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2 }], // 40 items: the last block's half past N
-    [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 32, gemvRowsLoop: 'on' }], // 8 groups of 4 rows as 4 turns
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, tun], ctx) => {
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
     const N = (QH + 2 * KVH) * D;
