@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -111,6 +111,9 @@ for s in "${steps[@]}"; do
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
+    # Q8_0 decode GEMVs: the f32-activation subgroup GEMV (the default) and the int8-activation rows-mode GEMV
+    # (linear_fused, tunable gemvQ80Int8) at a few row blocks, at the 8B shapes
+    q80) run q80 200 node --import tsx bench/kernels.ts --formats q8_0 --m 1 --shapes 4096x14336,14336x4096,4096x4096,6144x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)

@@ -141,6 +141,33 @@ describe('linear_fused vs the CPU reference', () => {
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
   });
 
+  it.each([
+    // Q8_0 weights in rows mode (gemvQ80Int8): 16 rows a workgroup by default, one Q8_0 block a lane a row
+    [1, 70, 512, 'none', 'silu', 1, {}], // 16 blocks: 32 lanes, half past the row
+    [2, 37, 768, 'rmsnorm', 'silu', 0, {}], // odd and even blocks (24 a row), the last workgroup's rows past N
+    [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }], // 72 blocks: 96 lanes
+    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
+    [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
+  ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
+    const r = new Rng(`linear_fused/q80/${M}x${N}x${K}/${prologue}`);
+    const rowLen = prologue === 'glu' ? 2 * K : K;
+    const x = r.floats(M * rowLen);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const y0 = r.floats(M * N);
+    const wBytes = quantizeQ8_0(r.floats(N * K));
+    const inputs: Record<string, HostTensor> = {
+      x: { dtype: 'float32', shape: [M, rowLen], data: x },
+      w: { dtype: 'q8_0', shape: [N, K], data: wBytes },
+      y: { dtype: 'float32', shape: [M, N], data: y0 },
+    };
+    if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
+    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvQ80Int8: 'on', cpuMapping: 'off' } });
+    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
+    const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), dequantizeQ8_0(wBytes, N * K), { M, N, K, alpha: 0.5 });
+    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
+  });
+
   it('refuses what it cannot run, naming the reason', async () => {
     const bad = (shapes: Record<string, number[]>, attributes: Record<string, string | number> = {}) => () =>
       runContract(dev, opContract('linear_fused'), {
