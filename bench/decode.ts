@@ -1,8 +1,8 @@
 /**
  * Decode benchmark: tokens/s of the decoder on this GPU, for a synthetic Llama-shaped model with random weights
- * (q4k / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
+ * (q4k / q8_0 / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
- * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,f16]
+ * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q8_0,f16,f32]
  * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
@@ -256,7 +256,8 @@ const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
-const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'f16' | 'f32')[];
+const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'q8_0' | 'f16' | 'f32')[];
+for (const q of quants) if (!['q4k', 'q8_0', 'f16', 'f32'].includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q8_0, f16, f32)`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
 console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
@@ -265,7 +266,8 @@ for (const p of presets) {
   const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
   for (const q of quants) {
     const t0 = performance.now();
-    const w = randomWeights(dev, cfg, q);
+    // the embedding table in f32 where the device has no shader-f16 (its f16 gather needs it)
+    const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16') });
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
     if (process.argv.includes('--probe-glu')) {

@@ -113,7 +113,13 @@ for s in "${steps[@]}"; do
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
     # Q8_0 decode GEMVs: the f32-activation subgroup GEMV (the default) and the int8-activation rows-mode GEMV
     # (linear_fused, tunable gemvQ80Int8) at a few row blocks, at the 8B shapes
-    q80) run q80 200 node --import tsx bench/kernels.ts --formats q8_0 --m 1 --shapes 4096x14336,14336x4096,4096x4096,6144x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80.json" ;;
+    # (kernels), then the 8B decode on Q8_0 weights with it alternated with the default (bench/decode.ts --quant q8_0)
+    q80)
+      run q80 200 node --import tsx bench/kernels.ts --formats q8_0 --m 1 --shapes 4096x14336,14336x4096,4096x4096,6144x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80.json"
+      on='{"linear_fused":{"gemvQ80Int8":"on"}}'
+      for t in defaults:'{}' rows:"$on" defaults2:'{}' rows2:"$on"; do
+        TESSERA_TUNABLES=${t#*:} run q80-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q8_0 --prefill '' --tokens 128 --out "$OUT/q80-decode-${t%%:*}.json"
+      done ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)

@@ -38,6 +38,15 @@ function randomQ4K(n: number, salt: number): Uint8Array {
   return data;
 }
 
+/** Q8_0 blocks for n weights: one f16 scale (3e-4) and 32 int8 of any value each, so |w| <= 0.039 like the others. */
+function randomQ80(n: number, salt: number): Uint8Array {
+  const data = new Uint8Array((n / 32) * 34);
+  for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+  const d = f32ToF16Bytes([0.0003]);
+  for (let b = 0; b < data.length; b += 34) data.set(d, b);
+  return data;
+}
+
 /** MXFP4 blocks and e8m0 scales for n weights: codes uniform over the 16 values, scales 2^-8 .. 2^-6 (|w| <= 0.09). */
 function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uint8Array } {
   const blocks = new Uint8Array(n / 2);
@@ -47,7 +56,7 @@ function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uin
   return { blocks, scales };
 }
 
-export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'f16' | 'f32', opts: RandomWeightOptions = {}): GpuWeights {
+export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'q8_0' | 'f16' | 'f32', opts: RandomWeightOptions = {}): GpuWeights {
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
   let bytes = 0;
@@ -69,6 +78,9 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
       data = randomQ4K(n, salt);
       dtype = 'q4_k';
+    } else if (s.kind === 'linear' && quant === 'q8_0' && K % 32 === 0) {
+      data = randomQ80(n, salt);
+      dtype = 'q8_0';
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
       for (let o = 0; o < data.length; o += f16Pool.length) data.set(f16Pool.subarray(0, Math.min(f16Pool.length, data.length - o)), o);
@@ -136,7 +148,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
 export function randomModel(
   dev: TesseraDevice,
   cfg: DecoderConfig,
-  quant: 'q4k' | 'f16' | 'f32',
+  quant: 'q4k' | 'q8_0' | 'f16' | 'f32',
   opts: RandomWeightOptions & { decoder?: ConstructorParameters<typeof Decoder>[3]; label?: string } = {},
 ): LoadedModel {
   const weights = randomWeights(dev, cfg, quant, opts);
