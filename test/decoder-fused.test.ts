@@ -3,9 +3,10 @@
  * GEMVs, post-attention norm in the gate|up GEMV, SwiGLU in the down_proj GEMV) against the separate ops it replaces,
  * on the same random Q4_K weights (random norm weights, so the norm prologue's gamma matters): one-token logits agree
  * to float rounding (1e-5 of the largest logit) and greedy decoding gives the same tokens. The separate ops are checked against their CPU
- * references and transformers elsewhere (kernel and model tests).
+ * references and transformers elsewhere (kernel and model tests). On Q8_0 weights the fused layers in int8 rows mode
+ * (tunable gemvQ80Int8) agree with the separate f32-activation ops to the int8 rounding of the activations.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import type { LoadedModel } from '../src/models/load.ts';
@@ -59,5 +60,40 @@ describe.each([
     const a = await greedyTokens(fused, [5, 17, 42], 10);
     expect(a).toHaveLength(10);
     expect(a).toEqual(await greedyTokens(separate, [5, 17, 42], 10));
+  });
+});
+
+describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs the separate ops', () => {
+  const saved = process.env.TESSERA_TUNABLES;
+  // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows); the separate ops keep f32 activations
+  const tunables = JSON.stringify({ linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' } });
+  let fused: LoadedModel;
+  let separate: LoadedModel;
+  beforeAll(() => {
+    process.env.TESSERA_TUNABLES = tunables;
+    const cfg = decoderConfigFromHF(LLAMA, 'test config');
+    const build = (fuse: boolean) => randomModel(dev, cfg, 'q8_0', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64, fuseGemv: fuse }, label: `random q8_0 (fuseGemv ${fuse})` });
+    fused = build(true);
+    separate = build(false);
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.TESSERA_TUNABLES;
+    else process.env.TESSERA_TUNABLES = saved;
+  });
+
+  it('one-token logits agree to the int8 rounding of the activations', async (ctx) => {
+    if (fused.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
+    expect(fused.decoder.fusedGemvLayers).toBe(2);
+    process.env.TESSERA_TUNABLES = tunables;
+    for (const id of [3, 100, 383]) {
+      const a = (await computeLogits(fused, [id])).last;
+      const b = (await computeLogits(separate, [id])).last;
+      // activations rounded to int8 per block of 32 (2^-8 of a block's largest value) in four GEMVs a layer: a few
+      // 1e-3 of the largest logit; a wrong block scale or word offset gives ~1
+      const err = maxRelErr(a, b);
+      expect(err, `token ${id}`).toBeLessThan(3e-2);
+      // and the int8 path ran: the f32 one agrees with the separate ops to float rounding (~1e-6)
+      expect(err, `token ${id}`).toBeGreaterThan(1e-5);
+    }
   });
 });
