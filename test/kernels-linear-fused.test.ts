@@ -63,6 +63,31 @@ const CASES: Case[] = [
   ['q6_k', 1, 129, 2048, 'none', 'silu', 1, { gemvCols: 1 }],
 ];
 
+/**
+ * One linear_fused call on int8 activations (Q4_K: tunable gemvInt8; Q8_0: gemvQ80Int8) on random x, gamma, y and
+ * weights; `want` is the product of the prologue's activations rounded to int8 per block of 32 (as the GEMV and the
+ * quant pass round them) with the dequantized weights.
+ */
+async function runInt8(fmt: 'q4_k' | 'q8_0', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Readonly<Record<string, string | number>>) {
+  const r = new Rng(`linear_fused/${fmt === 'q4_k' ? 'q8a' : 'q80'}/${M}x${N}x${K}/${prologue}`);
+  const rowLen = prologue === 'glu' ? 2 * K : K;
+  const x = r.floats(M * rowLen);
+  const gamma = r.floats(K).map((v) => 1 + v);
+  const y0 = r.floats(M * N);
+  const [quantize, dequantize] = fmt === 'q4_k' ? [quantizeQ4_K, dequantizeQ4_K] : [quantizeQ8_0, dequantizeQ8_0];
+  const wBytes = quantize(r.floats(N * K));
+  const inputs: Record<string, HostTensor> = {
+    x: { dtype: 'float32', shape: [M, rowLen], data: x },
+    w: { dtype: fmt, shape: [N, K], data: wBytes },
+    y: { dtype: 'float32', shape: [M, N], data: y0 },
+  };
+  if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
+  const on: Record<string, string> = { [fmt === 'q4_k' ? 'gemvInt8' : 'gemvQ80Int8']: 'on' };
+  const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, ...on, cpuMapping: 'off' } });
+  const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), dequantize(wBytes, N * K), { M, N, K, alpha: 0.5 });
+  return { y: outputs.y!.data as Float32Array, want: prod.map((v, i) => (accumulate ? v + y0[i]! : v)), plan };
+}
+
 describe('linear_fused vs the CPU reference', () => {
   it.each(CASES)('%s M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (fmt, M, N, K, prologue, activation, accumulate, tunables) => {
     const r = new Rng(`linear_fused/${fmt}/${M}x${N}x${K}/${prologue}/${accumulate}`);
@@ -115,30 +140,14 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const fused = !('gemvFuseQuant' in tunables) || tunables.gemvFuseQuant === 'on';
-    const r = new Rng(`linear_fused/q8a/${M}x${N}x${K}/${prologue}`);
-    const rowLen = prologue === 'glu' ? 2 * K : K;
-    const x = r.floats(M * rowLen);
-    const gamma = r.floats(K).map((v) => 1 + v);
-    const y0 = r.floats(M * N);
-    const wBytes = quantizeQ4_K(r.floats(N * K));
-    const wRef = dequantizeQ4_K(wBytes, N * K);
-    const inputs: Record<string, HostTensor> = {
-      x: { dtype: 'float32', shape: [M, rowLen], data: x },
-      w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
-      y: { dtype: 'float32', shape: [M, N], data: y0 },
-    };
-    if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
-    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvInt8: 'on', cpuMapping: 'off' } });
+    const { y, want, plan } = await runInt8('q4_k', M, N, K, prologue, activation, accumulate, tunables);
     // rows mode: asked for, or by default for prologue none where 4 teams fit the device's workgroup
     const rowsAuto = prologue === 'none' && fused && !('gemvRowBlock' in tunables) && 4 * 32 * Math.ceil(K / 32 / 32) <= dev.caps.limits.maxComputeInvocationsPerWorkgroup!;
     const rows = ('gemvRowBlock' in tunables && tunables.gemvRowBlock > 0) || rowsAuto;
     expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + (rows ? '_rows' : fused ? '_fused' : ''));
     expect(plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
-    // the prologue's activations rounded to int8 per block of 32, as the quant pass does
-    const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), wRef, { M, N, K, alpha: 0.5 });
-    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
     // f32 rounding; the prologue's exp / sqrt may flip a rounding to int8 by one step (2^-8 of a block's max)
-    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
+    expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
 
   it.each([
@@ -149,23 +158,9 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
-    const r = new Rng(`linear_fused/q80/${M}x${N}x${K}/${prologue}`);
-    const rowLen = prologue === 'glu' ? 2 * K : K;
-    const x = r.floats(M * rowLen);
-    const gamma = r.floats(K).map((v) => 1 + v);
-    const y0 = r.floats(M * N);
-    const wBytes = quantizeQ8_0(r.floats(N * K));
-    const inputs: Record<string, HostTensor> = {
-      x: { dtype: 'float32', shape: [M, rowLen], data: x },
-      w: { dtype: 'q8_0', shape: [N, K], data: wBytes },
-      y: { dtype: 'float32', shape: [M, N], data: y0 },
-    };
-    if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
-    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, gemvQ80Int8: 'on', cpuMapping: 'off' } });
+    const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
-    const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), dequantizeQ8_0(wBytes, N * K), { M, N, K, alpha: 0.5 });
-    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
-    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
+    expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
 
   it('refuses what it cannot run, naming the reason', async () => {
