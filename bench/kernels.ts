@@ -508,23 +508,24 @@ async function main() {
             if (!(e instanceof ContractError)) throw e;
           }
         }
-        if (fmt === 'q8_0' && M <= 8) {
-          // the int8-activation rows-mode GEMV for Q8_0 (linear_fused, prologue none, tunable gemvQ80Int8) at a few
-          // row blocks, timed in the same run; bytes as for the default
+        const rowsInt8 = { q8_0: 'gemvQ80Int8', q6_k: 'gemvQ6KInt8' }[fmt as 'q8_0' | 'q6_k'];
+        if (rowsInt8 && M <= 8) {
+          // the int8-activation rows-mode GEMV for Q8_0 / Q6_K (linear_fused, prologue none, tunable gemvQ80Int8 /
+          // gemvQ6KInt8) at a few row blocks, timed in the same run; bytes as for the default
           const points: Record<string, unknown>[] = [];
           for (const t of [{}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
             try {
-              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { gemvQ80Int8: 'on', ...t } });
-              if (!p.variant.startsWith('q80_')) continue; // refused here (a CPU adapter, no subgroups): another variant
+              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { [rowsInt8]: 'on', ...t } });
+              if (!p.variant.endsWith('_rows')) continue; // refused here (a CPU adapter, no subgroups): another variant
               const tt = await timePlan(dev, p, x, ws, y, reps);
               const frac = +(bytes / (tt.inPassMs / 1000) / bw).toFixed(3);
               points.push({ variant: p.variant, tunables: t, inPassMs: +tt.inPassMs.toFixed(5), fractionOfReadBandwidth: frac });
-              console.log(`  q8_0 int8 rows ${p.variant} ${JSON.stringify(t)}: ${tt.inPassMs.toFixed(4)} ms (${(100 * frac).toFixed(1)}% of read)`);
+              console.log(`  ${fmt} int8 rows ${p.variant} ${JSON.stringify(t)}: ${tt.inPassMs.toFixed(4)} ms (${(100 * frac).toFixed(1)}% of read)`);
             } catch (e) {
               if (!(e instanceof ContractError)) throw e;
             }
           }
-          entry.q80Rows = points;
+          entry.int8Rows = points;
         }
         if (M >= 16 && !plan.variant.endsWith('_sgmat')) {
           // the subgroup-matrix prefill GEMM (tunable prefillSgmat), timed in the same run where the device has it

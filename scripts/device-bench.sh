@@ -111,11 +111,11 @@ for s in "${steps[@]}"; do
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
-    # Q8_0 decode GEMVs at the 8B shapes: the f32-activation subgroup GEMV (the default) and the int8-activation
-    # rows-mode GEMV (linear_fused, tunable gemvQ80Int8) at a few row blocks; then the 8B decode on Q8_0 weights with it,
-    # alternated with the default (bench/decode.ts --quant q8_0: 8.5 GB of random weights)
+    # Q8_0 and Q6_K decode GEMVs at the 8B shapes: the f32-activation subgroup GEMV (the default) and the int8-activation
+    # rows-mode GEMV (linear_fused, tunables gemvQ80Int8 / gemvQ6KInt8) at a few row blocks; then the 8B decode on Q8_0
+    # weights with it, alternated with the default (bench/decode.ts --quant q8_0: 8.5 GB of random weights)
     q80)
-      run q80 200 node --import tsx bench/kernels.ts --formats q8_0 --m 1 --shapes 4096x14336,14336x4096,4096x4096,6144x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80.json"
+      run q80 250 node --import tsx bench/kernels.ts --formats q8_0,q6_k --m 1 --shapes 4096x14336,14336x4096,4096x4096,6144x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80.json"
       on='{"linear_fused":{"gemvQ80Int8":"on"}}'
       for t in defaults:'{}' rows:"$on" defaults2:'{}' rows2:"$on"; do
         TESSERA_TUNABLES=${t#*:} run q80-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q8_0 --prefill '' --tokens 128 --out "$OUT/q80-decode-${t%%:*}.json"

@@ -64,17 +64,22 @@ const CASES: Case[] = [
 ];
 
 /**
- * One linear_fused call on int8 activations (Q4_K: tunable gemvInt8; Q8_0: gemvQ80Int8) on random x, gamma, y and
+ * One linear_fused call on int8 activations (Q4_K: tunable gemvInt8; Q8_0: gemvQ80Int8; Q6_K: gemvQ6KInt8) on random x, gamma, y and
  * weights; `want` is the product of the prologue's activations rounded to int8 per block of 32 (as the GEMV and the
  * quant pass round them) with the dequantized weights.
  */
-async function runInt8(fmt: 'q4_k' | 'q8_0', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Readonly<Record<string, string | number>>) {
-  const r = new Rng(`linear_fused/${fmt === 'q4_k' ? 'q8a' : 'q80'}/${M}x${N}x${K}/${prologue}`);
+async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Readonly<Record<string, string | number>>) {
+  const r = new Rng(`linear_fused/${{ q4_k: 'q8a', q8_0: 'q80', q6_k: 'q6k' }[fmt]}/${M}x${N}x${K}/${prologue}`);
   const rowLen = prologue === 'glu' ? 2 * K : K;
   const x = r.floats(M * rowLen);
   const gamma = r.floats(K).map((v) => 1 + v);
   const y0 = r.floats(M * N);
-  const [quantize, dequantize] = fmt === 'q4_k' ? [quantizeQ4_K, dequantizeQ4_K] : [quantizeQ8_0, dequantizeQ8_0];
+  const codecs: Record<typeof fmt, readonly [(v: Float32Array) => Uint8Array, (b: Uint8Array, n: number) => Float32Array]> = {
+    q4_k: [quantizeQ4_K, dequantizeQ4_K],
+    q8_0: [quantizeQ8_0, dequantizeQ8_0],
+    q6_k: [quantizeQ6_K, dequantizeQ6_K],
+  };
+  const [quantize, dequantize] = codecs[fmt];
   const wBytes = quantize(r.floats(N * K));
   const inputs: Record<string, HostTensor> = {
     x: { dtype: 'float32', shape: [M, rowLen], data: x },
@@ -82,7 +87,7 @@ async function runInt8(fmt: 'q4_k' | 'q8_0', M: number, N: number, K: number, pr
     y: { dtype: 'float32', shape: [M, N], data: y0 },
   };
   if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
-  const on: Record<string, string> = { [fmt === 'q4_k' ? 'gemvInt8' : 'gemvQ80Int8']: 'on' };
+  const on: Record<string, string> = { [{ q4_k: 'gemvInt8', q8_0: 'gemvQ80Int8', q6_k: 'gemvQ6KInt8' }[fmt]]: 'on' };
   const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...tunables, ...on, cpuMapping: 'off' } });
   const prod = matmulF32Reference(roundActivationsQ8(prologueRef(x, gamma, M, K, prologue, activation)), dequantize(wBytes, N * K), { M, N, K, alpha: 0.5 });
   return { y: outputs.y!.data as Float32Array, want: prod.map((v, i) => (accumulate ? v + y0[i]! : v)), plan };
@@ -160,6 +165,19 @@ describe('linear_fused vs the CPU reference', () => {
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
+    expect(maxRelErr(y, want)).toBeLessThan(1e-4);
+  });
+
+  it.each([
+    // Q6_K weights in rows mode (gemvQ6KInt8): 32 values of a block a lane (8 lanes a block), K a multiple of 512
+    [1, 70, 512, 'none', 'silu', 1, {}], // 2 blocks a row (odd and even), the last workgroup's rows past N
+    [2, 37, 1024, 'rmsnorm', 'silu', 0, {}],
+    [3, 33, 1536, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }],
+    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
+    [1, 20, 2048, 'none', 'silu', 0, { gemvRowBlock: 4, gemvRunSums: 'off' }], // the activation run sums recomputed
+  ] as const)('q6_k on int8 activations (gemvQ6KInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
+    const { y, want, plan } = await runInt8('q6_k', M, N, K, prologue, activation, accumulate, tunables);
+    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q6k_norm_rows' : 'q6k_plain_rows');
     expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
 
