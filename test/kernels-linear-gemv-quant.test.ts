@@ -2,8 +2,8 @@
  * The plain linear op's decode GEMVs for Q8_0 and Q6_K weights (q8_0_gemv_sg, q6k_gemv_sg: gemv-subgroup on the
  * blocks themselves, f32 activations) at the work splits the contract chooses by shape and format (no tunables set),
  * against the CPU reference: long rows (K >= 8192 and N <= 4096: one item of 32 lanes), the rest (Q8_0: 2 items of 4
- * columns in workgroups of 64, 32 on SwiftShader), N not a multiple of a workgroup's columns, M = 1..3. cpuMapping is off so CPU adapters
- * run the GPU mapping too.
+ * columns in workgroups of 64, 32 on SwiftShader), N not a multiple of a workgroup's columns, M = 1..3. cpuMapping is
+ * off so CPU adapters run the GPU mapping too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
