@@ -23,7 +23,7 @@ import { PRESETS } from './presets.ts';
 import { receiptCommit } from './commit.ts';
 import { readConfig } from '../src/config.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
-import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
+import { storageBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
 import { fillWeights, heatGpu, spanMsPerCall } from './gpu-bench.ts';
 
 
@@ -198,7 +198,7 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
   const H = cfg.hiddenSize;
   const I = cfg.intermediateSize;
   const L = cfg.numLayers;
-  const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: STORAGE_USAGE });
+  const mk = (bytes: number) => storageBuffer(dev, bytes, 'probe-glu');
   const own = Array.from({ length: L }, (_, l) => w.get(`model.layers.${l}.mlp.gate_up_proj.weight`).buffer);
   const size = own[0]!.size;
   const copied = own.map((b) => {
@@ -213,12 +213,7 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
     fillWeights(dev, c, 'q4_k');
     return c;
   });
-  const vec = (n: number, f: (i: number) => number) => {
-    const b = mk(n * 4);
-    dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
-    return b;
-  };
-  const x = vec(H, (i) => Math.sin(i) * 0.5);
+  const x = uploadBuffer(dev.device, new Float32Array(H).map((_, i) => Math.sin(i) * 0.5), 'probe-glu x');
   const gamma = w.get('model.layers.0.post_attention_layernorm.weight').buffer;
   const qa = mk(I);
   const da = mk(I / 8);
@@ -269,6 +264,7 @@ for (const p of presets) {
     // the embedding table in f32 where the device has no shader-f16 (its f16 gather needs it)
     const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16') });
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
+    // (the decoder concatenates q|k|v and gate|up at load: the probe reads its gate_up_proj)
     const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
     if (process.argv.includes('--probe-glu')) {
       // the probe instead of the decode run

@@ -21,14 +21,20 @@ export interface RandomWeightOptions {
   f32Embedding?: boolean;
 }
 
+/** `length` bytes hashed from their index and `salt` (the quantized blocks' payload, headers written over it). */
+function hashBytes(length: number, salt: number): Uint8Array {
+  const data = new Uint8Array(length);
+  for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+  return data;
+}
+
 /**
  * Q4_K blocks for n weights: d * sc * q - dmin * m with m == sc and dmin = 7.5 d, so each sub-block is centred on zero
  * (|w| <= 63 * 7.5 d, spread ~0.03 like the f16 weights) and activations stay in f16 range through deep stacks of
  * random layers.
  */
 function randomQ4K(n: number, salt: number): Uint8Array {
-  const data = new Uint8Array((n / 256) * 144);
-  for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+  const data = hashBytes((n / 256) * 144, salt);
   const hdr = f32ToF16Bytes([0.0002, 0.0015]);
   for (let b = 0; b < data.length; b += 144) {
     data.set(hdr, b);
@@ -40,8 +46,7 @@ function randomQ4K(n: number, salt: number): Uint8Array {
 
 /** Q8_0 blocks for n weights: one f16 scale (3e-4) and 32 int8 of any value each, so |w| <= 0.039 like the others. */
 function randomQ80(n: number, salt: number): Uint8Array {
-  const data = new Uint8Array((n / 32) * 34);
-  for (let i = 0; i < data.length; i++) data[i] = (Math.imul(i ^ salt, 2654435761) >>> 13) & 0xff;
+  const data = hashBytes((n / 32) * 34, salt);
   const d = f32ToF16Bytes([0.0003]);
   for (let b = 0; b < data.length; b += 34) data.set(d, b);
   return data;
