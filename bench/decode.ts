@@ -1,8 +1,8 @@
 /**
  * Decode benchmark: tokens/s of the decoder on this GPU, for a synthetic Llama-shaped model with random weights
- * (q4k / q8_0 / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
+ * (q4k / q4k_m / q8_0 / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
- * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q8_0,f16,f32]
+ * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q4k_m,q8_0,f16,f32]
  * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts
 import { Decoder } from '../src/models/decoder.ts';
 import { loadModel } from '../src/models/load.ts';
 import type { GpuWeights } from '../src/models/weights.ts';
-import { randomWeights } from '../src/models/random-weights.ts';
+import { randomWeights, type RandomQuant } from '../src/models/random-weights.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
@@ -251,8 +251,8 @@ const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
-const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as ('q4k' | 'q8_0' | 'f16' | 'f32')[];
-for (const q of quants) if (!['q4k', 'q8_0', 'f16', 'f32'].includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q8_0, f16, f32)`);
+const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as RandomQuant[];
+for (const q of quants) if (!['q4k', 'q4k_m', 'q8_0', 'f16', 'f32'].includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
 console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);

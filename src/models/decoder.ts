@@ -99,19 +99,21 @@ export class Decoder {
     if (cfg.sandwichNorm || cfg.attnSinks) return;
     const H = cfg.hiddenSize;
     const I = cfg.intermediateSize;
-    const f32 = (shape: number[]) => ({ dtype: 'float32', shape });
     const eps = cfg.rmsNormEps;
     for (let l = 0; l < cfg.numLayers; l++) {
-      if (!this.fusedQkv.has(l) || !this.fusedGateUp.has(l)) continue;
+      const split = this.splitQkv.has(l);
+      if (!(this.fusedQkv.has(l) || split) || !this.fusedGateUp.has(l)) continue;
       const p = `model.layers.${l}.`;
       const w = (n: string) => this.weights.tensors.get(p + n);
+      // the GEMVs that read the normed input for q, k and v: one, or q|k and v
+      const qkvParts = (split ? ['self_attn.qk_proj.weight', 'self_attn.v_proj.weight'] : ['self_attn.qkv_proj.weight']).map(w);
       const qkv = w('self_attn.qkv_proj.weight');
       const o = w('self_attn.o_proj.weight');
       const gu = w('mlp.gate_up_proj.weight');
       const down = w('mlp.down_proj.weight');
-      if (!qkv || !o || !gu || !down) continue;
+      if (qkvParts.some((t) => !t) || !o || !gu || !down) continue;
       const ok =
-        opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: qkv, gamma: f32([H]), y: f32([1, qkv.shape[0]!]) }, { prologue: 'rmsnorm', eps }) &&
+        qkvParts.every((t) => opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: t!, gamma: f32([H]), y: f32([1, t!.shape[0]!]) }, { prologue: 'rmsnorm', eps })) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]) }, { accumulate: 1 }) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, H]), w: gu, gamma: f32([H]), y: f32([1, 2 * I]) }, { prologue: 'rmsnorm', eps }) &&
         opAccepts(this.dev, 'linear_fused', { x: f32([1, 2 * I]), w: down, y: f32([1, H]) }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
@@ -123,8 +125,8 @@ export class Decoder {
       if (!ok || !ropeOk) continue;
       this.fusedGemv.add(l);
       const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
-      const qkvSpec = { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
-      if (plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
+      const qkvSpec = { x: f32([1, H]), w: qkv!, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
+      if (qkv && plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
@@ -172,6 +174,16 @@ export class Decoder {
 
   /** Layers whose q|k|v and gate|up weights share one buffer (one GEMV each when decoding a single token). */
   private readonly fusedQkv = new Set<number>();
+  /**
+   * Layers whose v_proj is stored in another format than q_proj and k_proj (llama.cpp's Q4_K_M keeps half the layers'
+   * v_proj in Q6_K): q|k share one buffer, and a fused single-token step runs a q|k GEMV and a v GEMV into one q|k|v row.
+   */
+  private readonly splitQkv = new Set<number>();
+
+  /** How many layers run q|k and v as two GEMVs (splitQkv). */
+  get splitQkvLayers(): number {
+    return this.splitQkv.size;
+  }
   private readonly fusedGateUp = new Set<number>();
 
   /**
@@ -218,8 +230,11 @@ export class Decoder {
       const p = `model.layers.${l}.`;
       const a = `${p}self_attn.`;
       const hasBias = ['q', 'k', 'v'].map((x) => this.weights.tensors.has(`${a}${x}_proj.bias`));
-      if (qkvViews && hasBias.every((b) => b === hasBias[0]) && fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.weight`), `${a}qkv_proj.weight`)) {
-        if (!hasBias[0] || fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.bias`), `${a}qkv_proj.bias`)) this.fusedQkv.add(l);
+      const biasOk = () => !hasBias[0] || fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.bias`), `${a}qkv_proj.bias`);
+      if (qkvViews && hasBias.every((b) => b === hasBias[0])) {
+        if (fuse(['q', 'k', 'v'].map((x) => `${a}${x}_proj.weight`), `${a}qkv_proj.weight`)) {
+          if (biasOk()) this.fusedQkv.add(l);
+        } else if (fuse(['q', 'k'].map((x) => `${a}${x}_proj.weight`), `${a}qk_proj.weight`) && biasOk()) this.splitQkv.add(l);
       }
       if (guViews && fuse([`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`], `${p}mlp.gate_up_proj.weight`)) this.fusedGateUp.add(l);
       rec.submitUnchecked();
@@ -475,7 +490,7 @@ export class Decoder {
     this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
   }
 
-  /** The fused layer's q|k|v GEMV (rmsnorm prologue), bias and q/k norms where the model has them, then rope_kv. */
+  /** The fused layer's q|k|v GEMV (rmsnorm prologue; or q|k and v where their formats differ), bias and q/k norms where the model has them, then rope_kv. */
   private emitQkvRope(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): void {
     const cfg = this.cfg;
     const p = `model.layers.${l}.`;
@@ -485,7 +500,11 @@ export class Decoder {
     const kvRow = nKV * D;
     const eps = cfg.rmsNormEps;
     const qkv = s.act('qkv', [1, nH * D + 2 * kvRow]);
-    s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.qkv_proj.weight'), gamma: this.weights.get(p + 'input_layernorm.weight'), y: qkv }, { prologue: 'rmsnorm', eps });
+    const gamma = this.weights.get(p + 'input_layernorm.weight');
+    if (this.splitQkv.has(l)) {
+      s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.qk_proj.weight'), gamma, y: { ...qkv, shape: [1, nH * D + kvRow] } }, { prologue: 'rmsnorm', eps });
+      s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.v_proj.weight'), gamma, y: { ...qkv, offset: (nH * D + kvRow) * 4, shape: [1, kvRow] } }, { prologue: 'rmsnorm', eps });
+    } else s.op('linear_fused', { x: h, w: this.weights.get(p + 'self_attn.qkv_proj.weight'), gamma, y: qkv }, { prologue: 'rmsnorm', eps });
     if (this.weights.tensors.has(p + 'self_attn.qkv_proj.bias')) s.op('bias_add', { data: qkv, bias: this.weights.get(p + 'self_attn.qkv_proj.bias') });
     let qk: StepTensor = { ...qkv, shape: [1, nH + nKV, D] };
     if (cfg.qkNorm) {
@@ -541,12 +560,36 @@ export class Decoder {
     return { qa: s.act('qa', qa.shape, qa.dtype), da: s.act('da', da.shape), rs: s.act('rs', rs.shape) };
   }
 
-  /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
+  /**
+   * Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. One row of a Q8_0 or Q6_K head goes
+   * through linear_fused, whose GEMV for those formats reads int8 activations (H200: 1.6x the plain linear's at
+   * 128256x4096, bench/receipts/kernels-q80-h200-c52efa2.json).
+   */
   emitLogits(s: OpSink, hidden: StepTensor): StepTensor {
     const rows = hidden.shape[0]!;
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-    return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
+    const logits = s.act('logits', [rows, this.cfg.vocabSize]);
+    if (rows === 1 && this.fusedHead(head)) {
+      s.op('linear_fused', { x: hidden, w: this.weights.get(head), y: logits });
+      return logits;
+    }
+    return this.linear(s, hidden, head, logits);
   }
+
+  private headFused?: boolean;
+
+  private fusedHead(head: string): boolean {
+    if (this.headFused === undefined) {
+      const w = this.weights.get(head);
+      this.headFused = (w.dtype === 'q8_0' || w.dtype === 'q6_k') && opAccepts(this.dev, 'linear_fused', { x: f32([1, this.cfg.hiddenSize]), w, y: f32([1, this.cfg.vocabSize]) });
+    }
+    return this.headFused;
+  }
+}
+
+/** An f32 tensor of this shape, as opAccepts asks about it. */
+function f32(shape: number[]) {
+  return { dtype: 'float32', shape };
 }
 
 /** The int8 activations one token's row of n values takes from its producer (linear_glu_q8, attention) to linear_q8:

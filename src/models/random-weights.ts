@@ -52,6 +52,36 @@ function randomQ80(n: number, salt: number): Uint8Array {
   return data;
 }
 
+/**
+ * Q6_K blocks for n weights: 6-bit codes of any value (centred on 32), int8 sub-block scales 1..16 and d = 7.5e-5, so
+ * |w| <= 0.04 like the others.
+ */
+function randomQ6K(n: number, salt: number): Uint8Array {
+  const data = hashBytes((n / 256) * 210, salt);
+  const d = f32ToF16Bytes([0.000075]);
+  for (let b = 0; b < data.length; b += 210) {
+    for (let j = 192; j < 208; j++) data[b + j] = (data[b + j]! & 15) + 1;
+    data.set(d, b + 208);
+  }
+  return data;
+}
+
+/**
+ * llama.cpp's Q4_K_M recipe: which linears it keeps in Q6_K (the LM head; v_proj and down_proj of the first and last
+ * eighth of the layers and every third one between), the rest Q4_K.
+ */
+export function q4kmKeepsQ6K(name: string, numLayers: number): boolean {
+  if (name === 'lm_head.weight') return true;
+  const m = /^model\.layers\.(\d+)\.(self_attn\.v_proj|mlp\.down_proj)\.weight$/.exec(name);
+  if (!m) return false;
+  const l = Number(m[1]);
+  const e = Math.floor(numLayers / 8);
+  return l < e || l >= numLayers - e || (l - e) % 3 === 2;
+}
+
+/** Weight formats of random decoders: q4k_m mixes Q4_K and Q6_K linears as llama.cpp's Q4_K_M files do. */
+export type RandomQuant = 'q4k' | 'q4k_m' | 'q8_0' | 'f16' | 'f32';
+
 /** MXFP4 blocks and e8m0 scales for n weights: codes uniform over the 16 values, scales 2^-8 .. 2^-6 (|w| <= 0.09). */
 function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uint8Array } {
   const blocks = new Uint8Array(n / 2);
@@ -61,7 +91,7 @@ function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uin
   return { blocks, scales };
 }
 
-export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4k' | 'q8_0' | 'f16' | 'f32', opts: RandomWeightOptions = {}): GpuWeights {
+export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: RandomQuant, opts: RandomWeightOptions = {}): GpuWeights {
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
   let bytes = 0;
@@ -80,7 +110,10 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     if (s.kind === 'norm') {
       data = new Uint8Array(new Float32Array(n).map(() => (opts.randomNorms ? 0.5 + next() / 2 ** 32 : 1)).buffer);
       dtype = 'float32';
-    } else if (s.kind === 'linear' && quant === 'q4k' && K % 256 === 0) {
+    } else if (s.kind === 'linear' && quant === 'q4k_m' && K % 256 === 0 && q4kmKeepsQ6K(s.name, cfg.numLayers)) {
+      data = randomQ6K(n, salt);
+      dtype = 'q6_k';
+    } else if (s.kind === 'linear' && (quant === 'q4k' || quant === 'q4k_m') && K % 256 === 0) {
       data = randomQ4K(n, salt);
       dtype = 'q4_k';
     } else if (s.kind === 'linear' && quant === 'q8_0' && K % 32 === 0) {
@@ -123,7 +156,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
         put(name, q.blocks, 'uint8', [E, rows, K / 32, 16]);
         put(name + '_scales', q.scales, 'uint8', [E, rows, K / 32]);
         kind = 'mxfp4';
-      } else if (quant === 'q4k' && K % 256 === 0) {
+      } else if ((quant === 'q4k' || quant === 'q4k_m') && K % 256 === 0) {
         put(name, randomQ4K(n, salt ^ l), 'q4_k', [E, rows, K]);
         kind = 'q4_k';
       } else {
@@ -136,7 +169,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
     }
   }
   return {
-    mode: quant,
+    mode: quant === 'q4k_m' ? 'file' : quant, // a Q4_K_M mix is what a GGUF file keeps as stored
     tensors,
     storage,
     bytes,
@@ -153,7 +186,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: 'q4
 export function randomModel(
   dev: TesseraDevice,
   cfg: DecoderConfig,
-  quant: 'q4k' | 'q8_0' | 'f16' | 'f32',
+  quant: RandomQuant,
   opts: RandomWeightOptions & { decoder?: ConstructorParameters<typeof Decoder>[3]; label?: string } = {},
 ): LoadedModel {
   const weights = randomWeights(dev, cfg, quant, opts);
