@@ -113,8 +113,10 @@ describe('linear_fused vs the CPU reference', () => {
       y: { dtype: 'float32', shape: [M, N], data: y0 },
     };
     if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
-    // f32 activations: the int8-activation variants (chosen for Q4_K where the device has subgroups) have their own cases below
-    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { gemvInt8: 'off', ...tunables } });
+    // f32 activations: the int8-activation variants (chosen for Q4_K, Q8_0 and Q6_K where the device has subgroups) have
+    // their own cases below
+    const f32Acts = { gemvInt8: 'off', gemvQ80Int8: 'off', gemvQ6KInt8: 'off' };
+    const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...f32Acts, ...tunables } });
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'norm' : 'plain');
     // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);

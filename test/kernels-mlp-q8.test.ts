@@ -4,12 +4,13 @@
  *   rounded to int8 per block of 32, times the dequantized gate|up weight, act(gate) * up, then rounded to int8 as the
  *   quant pass rounds (block scales, int8 values, run sums of 16);
  * - linear_q8 (the down GEMV on those int8 activations) against the CPU product of the dequantized activations and
- *   weights, storing and accumulating, with the run sums read (gemvRunSums on) and recomputed (off).
+ *   weights, storing and accumulating, with the run sums read (gemvRunSums on) and recomputed (off); Q4_K weights, and
+ *   Q6_K (the down_proj of llama.cpp's Q4_K_M layers that keep it in Q6_K).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -129,35 +130,51 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96 }], // 8 groups of 4 rows, the last block 6 rows
     [3, 20, 1280, 1, { gemvRowBlock: 24, gemvWorkgroup: 16 }], // 3 slots a lane; 16 lanes walk the block's 24 outputs
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
-    const r = new Rng(`linear_q8/${M}x${N}x${K}`);
-    // int8 activations and their block scales as a producer writes them (all 127 magnitudes, some blocks zero)
-    const qv = new Int8Array(M * K).map(() => Math.round((r.next() * 2 - 1) * 127));
-    qv.fill(0, 32, 64);
-    const d = new Float32Array((M * K) / 32).map(() => 0.001 + r.next() * 0.05);
-    const rs = new Float32Array((M * K) / 16).map((_, j) => qv.subarray(j * 16, j * 16 + 16).reduce((s, v) => s + v, 0));
-    const a = new Float32Array(M * K).map((_, i) => qv[i]! * d[i >> 5]!);
-    const wBytes = quantizeQ4_K(r.floats(N * K));
-    const wRef = dequantizeQ4_K(wBytes, N * K);
-    const y0 = r.floats(M * N);
-    const out = await runOrSkip(
-      'linear_q8',
-      {
-        inputs: {
-          qa: { dtype: 'uint32', shape: [M, K / 4], data: new Uint32Array(qv.buffer) },
-          da: { dtype: 'float32', shape: [M, K / 32], data: d },
-          rs: { dtype: 'float32', shape: [M, K / 16], data: rs },
-          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
-          y: { dtype: 'float32', shape: [M, N], data: y0 },
-        },
-        attributes: { alpha: 0.5, accumulate },
-        tunables: { cpuMapping: 'off', ...tun },
-      },
-      ctx,
-    );
-    if (!out) return;
-    expect(out.plan.variant).toBe('gemvRowBlock' in tun && tun.gemvRowBlock === 0 ? 'q8a_gemv' : 'q8a_rows');
-    const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
-    const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
-    expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(2e-5);
+    await linearQ8Case('q4_k', M, N, K, accumulate, tun, ctx);
+  });
+
+  it.for([
+    // Q6_K in rows mode (q6k_rows): 32 values of a block a lane, K a multiple of 512
+    [1, 37, 512, 0, {}], // 16 slots: a workgroup of 32, half its lanes past the row
+    [2, 70, 2048, 1, { gemvRowBlock: 8 }],
+    [1, 41, 14336, 1, {}], // the 8B down_proj's K: 448 slots
+    [3, 20, 1536, 0, { gemvRowBlock: 12, gemvWorkgroup: 16, gemvRunSums: 'off' }], // 3 slots a lane; run sums recomputed
+  ] as const)('q6_k M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
+    await linearQ8Case('q6_k', M, N, K, accumulate, tun, ctx);
   });
 });
+
+/** One linear_q8 call on random int8 activations (as a producer writes them) against the CPU product. */
+async function linearQ8Case(fmt: 'q4_k' | 'q6_k', M: number, N: number, K: number, accumulate: number, tun: Record<string, string | number>, ctx: { skip: (why: string) => void }) {
+  const r = new Rng(`linear_q8/${fmt === 'q4_k' ? '' : fmt + '/'}${M}x${N}x${K}`);
+  // int8 activations and their block scales as a producer writes them (all 127 magnitudes, some blocks zero)
+  const qv = new Int8Array(M * K).map(() => Math.round((r.next() * 2 - 1) * 127));
+  qv.fill(0, 32, 64);
+  const d = new Float32Array((M * K) / 32).map(() => 0.001 + r.next() * 0.05);
+  const rs = new Float32Array((M * K) / 16).map((_, j) => qv.subarray(j * 16, j * 16 + 16).reduce((s, v) => s + v, 0));
+  const a = new Float32Array(M * K).map((_, i) => qv[i]! * d[i >> 5]!);
+  const [quantize, dequantize] = fmt === 'q4_k' ? [quantizeQ4_K, dequantizeQ4_K] : [quantizeQ6_K, dequantizeQ6_K];
+  const wBytes = quantize(r.floats(N * K));
+  const wRef = dequantize(wBytes, N * K);
+  const y0 = r.floats(M * N);
+  const out = await runOrSkip(
+    'linear_q8',
+    {
+      inputs: {
+        qa: { dtype: 'uint32', shape: [M, K / 4], data: new Uint32Array(qv.buffer) },
+        da: { dtype: 'float32', shape: [M, K / 32], data: d },
+        rs: { dtype: 'float32', shape: [M, K / 16], data: rs },
+        w: { dtype: fmt, shape: [N, K], data: wBytes },
+        y: { dtype: 'float32', shape: [M, N], data: y0 },
+      },
+      attributes: { alpha: 0.5, accumulate },
+      tunables: { cpuMapping: 'off', ...tun },
+    },
+    ctx,
+  );
+  if (!out) return;
+  expect(out.plan.variant).toBe(fmt === 'q6_k' ? 'q6k_rows' : 'gemvRowBlock' in tun && tun.gemvRowBlock === 0 ? 'q8a_gemv' : 'q8a_rows');
+  const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
+  const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
+  expect(maxRelErr(out.outputs.y!.data as Float32Array, want)).toBeLessThan(2e-5);
+}
