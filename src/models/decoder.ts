@@ -476,7 +476,8 @@ export class Decoder {
   /**
    * One token through layer l with the fused GEMVs (see findFusedGemv): 4 GEMVs, rope_kv (rope of q and k and the
    * KV cache write) and attention: 6 dispatches (plus the bias add and q/k norms where the model has them), 5 where
-   * the q|k|v GEMV applies rope and writes the cache itself (linear_rope_kv). The residual stream h is updated in place.
+   * the q|k|v GEMV applies rope and writes the cache itself (linear_rope_kv), 7 where q|k and v are two GEMVs
+   * (splitQkv). The residual stream h is updated in place.
    */
   private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
     const q3 = s.act('q', [1, this.cfg.numHeads, this.cfg.headDim]);
