@@ -3,7 +3,8 @@
  * (q4k / q4k_m / q8_0 / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q4k_m,q8_0,f16,f32]
- * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
+ * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--context N] (the prompt the timed
+ * decode follows: 16 tokens by default, so attention reads 16 .. 16 + tokens keys) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -253,6 +254,8 @@ const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as RandomQuant[];
 for (const q of quants) if (!['q4k', 'q4k_m', 'q8_0', 'f16', 'f32'].includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
+const context = Number(arg('context', '16'));
+if (!Number.isInteger(context) || context < 1) throw new Error(`--context: a prompt length of at least 1 token, not ${arg('context', '')}`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
 const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
 console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
@@ -265,14 +268,14 @@ for (const p of presets) {
     const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16') });
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     // (the decoder concatenates q|k|v and gate|up at load: the probe reads its gate_up_proj)
-    const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths)) });
+    const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths), context + tokens + 64) });
     if (process.argv.includes('--probe-glu')) {
       // the probe instead of the decode run
       await probeGlu(dev, cfg, w, JSON.parse(arg('probe-glu', '[{}]')) as Record<string, string | number>[]);
       w.destroy();
       continue;
     }
-    const r = { ...(await decodeRun(dev, dec, 16, tokens)), prefill: await prefillRuns(dev, dec, prefillLengths) };
+    const r = { ...(await decodeRun(dev, dec, context, tokens)), prefill: await prefillRuns(dev, dec, prefillLengths) };
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
     console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);
