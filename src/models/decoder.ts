@@ -9,7 +9,7 @@ import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { opAccepts, OpRunner, type Tensor } from '../ops/runner.ts';
+import { opAccepts, opVariant, OpRunner, type Tensor } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
@@ -125,8 +125,9 @@ export class Decoder {
       if (!ok || !ropeOk) continue;
       this.fusedGemv.add(l);
       const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
-      const qkvSpec = { x: f32([1, H]), w: qkv!, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
-      if (qkv && plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
+      // (one q|k|v weight only)
+      const qkvSpec = qkv && { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
+      if (qkvSpec && plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
@@ -582,7 +583,9 @@ export class Decoder {
   private fusedHead(head: string): boolean {
     if (this.headFused === undefined) {
       const w = this.weights.get(head);
-      this.headFused = (w.dtype === 'q8_0' || w.dtype === 'q6_k') && opAccepts(this.dev, 'linear_fused', { x: f32([1, this.cfg.hiddenSize]), w, y: f32([1, this.cfg.vocabSize]) });
+      // only where its plan is that GEMV (not on devices without subgroups, or SwiftShader's CPU mapping)
+      const v = (w.dtype === 'q8_0' || w.dtype === 'q6_k') && opVariant(this.dev, 'linear_fused', { x: f32([1, this.cfg.hiddenSize]), w, y: f32([1, this.cfg.vocabSize]) });
+      this.headFused = v === 'q80_plain_rows' || v === 'q6k_plain_rows';
     }
     return this.headFused;
   }

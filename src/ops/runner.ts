@@ -153,13 +153,17 @@ const acceptRunners = new WeakMap<TesseraDevice, OpRunner>();
  * weight formats a kernel reads (e.g. `linear` with a q4_k weight of this width) instead of repeating the rule.
  */
 export function opAccepts(dev: TesseraDevice, op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): boolean {
+  return opVariant(dev, op, tensors, attributes) !== undefined;
+}
+
+/** The variant `op`'s contract picks for these tensors on this device, or undefined where none accepts them. */
+export function opVariant(dev: TesseraDevice, op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): string | undefined {
   let r = acceptRunners.get(dev);
   if (!r) acceptRunners.set(dev, (r = new OpRunner(dev)));
   try {
-    r.plan(op, tensors, attributes);
-    return true;
+    return r.plan(op, tensors, attributes).variant;
   } catch (e) {
-    if (e instanceof ContractError || e instanceof ContractInputError) return false;
+    if (e instanceof ContractError || e instanceof ContractInputError) return undefined;
     throw e;
   }
 }
