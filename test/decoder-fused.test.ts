@@ -6,7 +6,8 @@
  * references and transformers elsewhere (kernel and model tests). On Q8_0 weights the fused layers in int8 rows mode
  * (tunable gemvQ80Int8) agree with the separate f32-activation ops to the int8 rounding of the activations. On
  * llama.cpp's Q4_K_M mix (v_proj and down_proj of every third layer, and the LM head, in Q6_K) the layers whose v_proj
- * differs in format run q|k and v as two GEMVs into one q|k|v row, and agree with the separate ops the same way.
+ * differs in format run q|k and v as two GEMVs into one q|k|v row, and agree with the separate ops the same way, one
+ * token at a time over the cache they write (the decode step at positions 0 to 5).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -127,5 +128,14 @@ describe("Llama on llama.cpp's Q4_K_M mix of Q4_K and Q6_K: fused layers with q|
       // 1e-3 (see the Q8_0 case); v written at the wrong offset or with the wrong norm gives ~1
       expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(3e-2);
     }
+  });
+
+  it('token by token (the decode step, positions 0 to 5) the logits agree with the separate ops at every position', async () => {
+    const ids = [5, 17, 42, 100, 7, 250];
+    // the fused single-token layers over the cache they write vs the separate ops' prefill of the whole sequence
+    const a = (await computeLogits(fused, ids, { tokenByToken: true })).all;
+    const b = (await computeLogits(separate, ids)).all;
+    const V = cfg.vocabSize;
+    for (let t = 0; t < ids.length; t++) expect(maxRelErr(a.subarray(t * V, (t + 1) * V), b.subarray(t * V, (t + 1) * V)), `position ${t}`).toBeLessThan(3e-2);
   });
 });

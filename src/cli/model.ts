@@ -215,14 +215,15 @@ export function registerModelCommands(program: Command): void {
     .option('--model <path>', 'HF model folder or .gguf file', DEFAULT_MODEL)
     .requiredOption('--ids <ids>', 'comma-separated token ids')
     .option('--quant <mode>', `weights on the GPU: ${QUANT_MODES.join(' | ')}`)
+    .option('--token-by-token', 'run the ids one at a time over the KV cache, as decoding does (default: one prefill of them all)')
     .option('--json', 'print { "logits": [...], "argmax": [...] }')
-    .action(async (f: { model: string; ids: string; quant?: string; json?: boolean }) => {
+    .action(async (f: { model: string; ids: string; quant?: string; tokenByToken?: boolean; json?: boolean }) => {
       const { computeLogits } = await import('../runtime/logits.ts');
       const src = await openModel(f.model);
       const ids = idsFor(src, f.ids);
       const { dev, model } = await loadWithProgress(src, quantOpt(f.quant), Boolean(f.json));
       try {
-        const r = await computeLogits(model, ids);
+        const r = await computeLogits(model, ids, { tokenByToken: Boolean(f.tokenByToken) });
         const tok = model.tokenizer;
         if (f.json) process.stdout.write(JSON.stringify({ logits: Array.from(r.last), argmax: r.argmax }) + '\n');
         else {

@@ -19,9 +19,11 @@ export interface LogitsResult {
 
 /**
  * One prefill of `ids` (positions 0..T-1 of a fresh KV cache) with logits at every position, read back. The step is
- * compiled into a program like generation's (or, with path 'per-op', recorded op by op: the reference path).
+ * compiled into a program like generation's (or, with path 'per-op', recorded op by op: the reference path). With
+ * `tokenByToken` the tokens go through one at a time, each over the cache the ones before it wrote, as decoding runs
+ * them (the single-token layers: fused GEMVs where the decoder has them), so the two paths can be compared.
  */
-export async function computeLogits(model: LoadedModel, ids: readonly number[], opts: { path?: StepPath } = {}): Promise<LogitsResult> {
+export async function computeLogits(model: LoadedModel, ids: readonly number[], opts: { path?: StepPath; tokenByToken?: boolean } = {}): Promise<LogitsResult> {
   checkTokenIds(ids, model.config.vocabSize, 'computeLogits: ids');
   const dec = model.decoder;
   const dev = model.device;
@@ -31,10 +33,21 @@ export async function computeLogits(model: LoadedModel, ids: readonly number[], 
   const kv = dec.createKvCache(T);
   const idsBuf = uploadBuffer(dev.device, Uint32Array.from(ids), 'logits.ids');
   const step = new StepBuilder();
-  const logits = dec.emitLogits(step, dec.emitForward(step, { buffer: idsBuf, dtype: 'uint32', shape: [T] }, kv, 0));
+  const idsT = { buffer: idsBuf, dtype: 'uint32', shape: [T] };
   const out = storageBuffer(dev, T * V * 4, 'logits.all');
-  // The logits activation is copied out by a last op, so the program owns all of its memory.
-  step.op('copy_elements', { src: { ...logits, shape: [T * V] }, dst: { buffer: out, dtype: 'float32', shape: [T * V] } }, { count: T * V });
+  const outT = { buffer: out, dtype: 'float32', shape: [T * V] };
+  // The logits activations are copied out by the last ops, so the program owns all of its memory.
+  if (opts.tokenByToken) {
+    for (let t = 0; t < T; t++) {
+      const id = step.act('id', [1], 'uint32');
+      step.op('copy_elements', { src: idsT, dst: id }, { count: 1, src_offset: t });
+      const logits = dec.emitLogits(step, dec.emitForward(step, id, kv, t));
+      step.op('copy_elements', { src: { ...logits, shape: [V] }, dst: outT }, { count: V, dst_offset: t * V });
+    }
+  } else {
+    const logits = dec.emitLogits(step, dec.emitForward(step, idsT, kv, 0));
+    step.op('copy_elements', { src: { ...logits, shape: [T * V] }, dst: outT }, { count: T * V });
+  }
   let program: Program | undefined;
   try {
     const rec = new Recorder(dev, { timestamps: false });
