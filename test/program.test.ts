@@ -1,7 +1,8 @@
 /**
  * Compiled steps (src/program) against the per-op path: the same op calls, recorded once and replayed with step
  * variables versus resolved and recorded op by op every step, must give bit-identical logits and the same tokens;
- * after the first decode step no contract is resolved again.
+ * after the first decode step no contract is resolved again. The single-token step run token by token over the KV
+ * cache gives the prefill's logits at every position (to float rounding: other kernels).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
