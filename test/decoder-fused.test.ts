@@ -68,8 +68,10 @@ describe.each([
 
 describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs the separate ops', () => {
   const saved = process.env.TESSERA_TUNABLES;
-  // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows); the separate ops keep f32 activations
+  // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows); the separate ops on f32 activations (their
+  // one-row linears would take the int8 GEMV too, see Decoder.linear)
   const tunables = JSON.stringify({ linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' } });
+  const f32Acts = JSON.stringify({ linear_fused: { gemvQ80Int8: 'off', cpuMapping: 'off' } });
   let fused: LoadedModel;
   let separate: LoadedModel;
   beforeAll(() => {
@@ -87,9 +89,10 @@ describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs
   it('one-token logits agree to the int8 rounding of the activations', async (ctx) => {
     if (fused.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
     expect(fused.decoder.fusedGemvLayers).toBe(2);
-    process.env.TESSERA_TUNABLES = tunables;
     for (const id of [3, 100, 383]) {
+      process.env.TESSERA_TUNABLES = tunables;
       const a = (await computeLogits(fused, [id])).last;
+      process.env.TESSERA_TUNABLES = f32Acts;
       const b = (await computeLogits(separate, [id])).last;
       // activations rounded to int8 per block of 32 (2^-8 of a block's largest value) in four GEMVs a layer: a few
       // 1e-3 of the largest logit; a wrong block scale or word offset gives ~1

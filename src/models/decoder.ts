@@ -294,7 +294,8 @@ export class Decoder {
   }
 
   private linear(s: OpSink, x: StepTensor, w: string, y: StepTensor, biasName?: string): StepTensor {
-    s.op('linear', { x, w: this.weights.get(w), y });
+    const t = this.weights.get(w);
+    s.op(x.shape[0] === 1 && this.int8Rows(t) ? 'linear_fused' : 'linear', { x, w: t, y });
     if (biasName && this.weights.tensors.has(biasName)) s.op('bias_add', { data: y, bias: this.weights.get(biasName) });
     return y;
   }
@@ -562,32 +563,31 @@ export class Decoder {
     return { qa: s.act('qa', qa.shape, qa.dtype), da: s.act('da', da.shape), rs: s.act('rs', rs.shape) };
   }
 
-  /**
-   * Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. One row of a Q8_0 or Q6_K head goes
-   * through linear_fused, whose GEMV for those formats reads int8 activations (H200: 1.6x the plain linear's at
-   * 128256x4096, bench/receipts/kernels-q80-h200-c52efa2.json).
-   */
+  /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
   emitLogits(s: OpSink, hidden: StepTensor): StepTensor {
     const rows = hidden.shape[0]!;
     const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-    const logits = s.act('logits', [rows, this.cfg.vocabSize]);
-    if (rows === 1 && this.fusedHead(head)) {
-      s.op('linear_fused', { x: hidden, w: this.weights.get(head), y: logits });
-      return logits;
-    }
-    return this.linear(s, hidden, head, logits);
+    return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
   }
 
-  private headFused?: boolean;
+  private readonly int8RowsByShape = new Map<string, boolean>();
 
-  private fusedHead(head: string): boolean {
-    if (this.headFused === undefined) {
-      const w = this.weights.get(head);
-      // only where its plan is that GEMV (not on devices without subgroups, or SwiftShader's CPU mapping)
-      const v = (w.dtype === 'q8_0' || w.dtype === 'q6_k') && opVariant(this.dev, 'linear_fused', { x: f32([1, this.cfg.hiddenSize]), w, y: f32([1, this.cfg.vocabSize]) });
-      this.headFused = v === 'q80_plain_rows' || v === 'q6k_plain_rows';
+  /**
+   * Whether one row times this Q8_0 or Q6_K weight goes through linear_fused: where its plan there is the GEMV on int8
+   * activations (H200: 1.6x the plain linear's f32-activation one at 128256x4096, 1.7-2.1x at the 8B layers' shapes;
+   * bench/receipts/kernels-q80-h200-c52efa2.json), not on devices without subgroups or SwiftShader's CPU mapping. The
+   * LM head, and the layers that do not run fused (sandwich norms, MoE, attention sinks, fuseGemv off), take it.
+   */
+  private int8Rows(w: Tensor): boolean {
+    if (w.dtype !== 'q8_0' && w.dtype !== 'q6_k') return false;
+    const key = `${w.dtype}:${w.shape.join('x')}`;
+    let r = this.int8RowsByShape.get(key);
+    if (r === undefined) {
+      const v = opVariant(this.dev, 'linear_fused', { x: f32([1, w.shape[1]!]), w, y: f32([1, w.shape[0]!]) });
+      r = v === 'q80_plain_rows' || v === 'q6k_plain_rows';
+      this.int8RowsByShape.set(key, r);
     }
-    return this.headFused;
+    return r;
   }
 }
 
