@@ -574,9 +574,10 @@ export class Decoder {
 
   /**
    * Whether one row times this Q8_0 or Q6_K weight goes through linear_fused: where its plan there is the GEMV on int8
-   * activations (H200: 1.6x the plain linear's f32-activation one at 128256x4096, 1.7-2.1x at the 8B layers' shapes;
+   * activations (H200: 1.6x the plain linear's f32-activation one at 128256x4096, 1.4-2.1x at the 8B layers' shapes;
    * bench/receipts/kernels-q80-h200-c52efa2.json), not on devices without subgroups or SwiftShader's CPU mapping. The
    * LM head, and the layers that do not run fused (sandwich norms, MoE, attention sinks, fuseGemv off), take it.
+   * Decided once per dtype and shape, under the tunables (TESSERA_TUNABLES) set then.
    */
   private int8Rows(w: Tensor): boolean {
     if (w.dtype !== 'q8_0' && w.dtype !== 'q6_k') return false;
