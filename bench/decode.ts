@@ -13,7 +13,7 @@ import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts
 import { Decoder } from '../src/models/decoder.ts';
 import { loadModel } from '../src/models/load.ts';
 import type { GpuWeights } from '../src/models/weights.ts';
-import { randomWeights, type RandomQuant } from '../src/models/random-weights.ts';
+import { RANDOM_QUANTS, randomWeights, type RandomQuant } from '../src/models/random-weights.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
@@ -253,7 +253,7 @@ const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
 const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as RandomQuant[];
-for (const q of quants) if (!['q4k', 'q4k_m', 'q8_0', 'f16', 'f32'].includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
+for (const q of quants) if (!RANDOM_QUANTS.includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
 const context = Number(arg('context', '16'));
 if (!Number.isInteger(context) || context < 1) throw new Error(`--context: a prompt length of at least 1 token, not ${arg('context', '')}`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);

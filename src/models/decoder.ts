@@ -105,9 +105,9 @@ export class Decoder {
       if (!(this.fusedQkv.has(l) || split) || !this.fusedGateUp.has(l)) continue;
       const p = `model.layers.${l}.`;
       const w = (n: string) => this.weights.tensors.get(p + n);
-      // the GEMVs that read the normed input for q, k and v: one, or q|k and v
-      const qkvParts = (split ? ['self_attn.qk_proj.weight', 'self_attn.v_proj.weight'] : ['self_attn.qkv_proj.weight']).map(w);
       const qkv = w('self_attn.qkv_proj.weight');
+      // the GEMVs that read the normed input for q, k and v: one, or q|k and v
+      const qkvParts = split ? [w('self_attn.qk_proj.weight'), w('self_attn.v_proj.weight')] : [qkv];
       const o = w('self_attn.o_proj.weight');
       const gu = w('mlp.gate_up_proj.weight');
       const down = w('mlp.down_proj.weight');

@@ -80,7 +80,8 @@ export function q4kmKeepsQ6K(name: string, numLayers: number): boolean {
 }
 
 /** Weight formats of random decoders: q4k_m mixes Q4_K and Q6_K linears as llama.cpp's Q4_K_M files do. */
-export type RandomQuant = 'q4k' | 'q4k_m' | 'q8_0' | 'f16' | 'f32';
+export const RANDOM_QUANTS = ['q4k', 'q4k_m', 'q8_0', 'f16', 'f32'] as const;
+export type RandomQuant = (typeof RANDOM_QUANTS)[number];
 
 /** MXFP4 blocks and e8m0 scales for n weights: codes uniform over the 16 values, scales 2^-8 .. 2^-6 (|w| <= 0.09). */
 function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uint8Array } {
