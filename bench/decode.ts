@@ -128,7 +128,8 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
   const perOp = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'per-op');
   const prog = await loopSteps(dec, promptIds, tokens, 'program');
   const sequential = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program', false);
-  const decodeProgram = prog.session.programs().find((p) => p.label === 'decode')!;
+  // the program of the first timed step (a session runs a second one on a prefix of its cache while the sequence fits)
+  const decodeProgram = prog.session.programs().find((p) => p.label === prog.session.decodeLabel(prompt))!;
   const hostProgram = await hostCost(dev, prog.session, prompt, 'program');
   const hostPerOp = await hostCost(dev, prog.session, prompt, 'per-op', 16);
   return {
@@ -140,7 +141,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     p99StepMs: prog.p99StepMs,
     worstStepMs: prog.worstStepMs,
     sequentialTokensPerSecond: sequential.tokensPerSecond,
-    program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, stats: decodeProgram.stats },
+    program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, label: decodeProgram.label, stats: decodeProgram.stats },
     perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
     sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,
     gpuMsPerKernel: await kernelProfile(dev, prog.session, prompt),
@@ -261,14 +262,18 @@ const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(
 console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
 const results: unknown[] = [];
 for (const p of presets) {
-  const cfg = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
+  const preset = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
+  // the cache holds the prompt, the timed tokens and the prefill runs; a preset's max_position_embeddings (the rope
+  // tables' length) is raised to that where it is shorter: these are shapes with random weights, not a checkpoint
+  const positions = Math.max(512, 2 * Math.max(0, ...prefillLengths), context + tokens + 64);
+  const cfg = positions > preset.maxPositions ? { ...preset, maxPositions: positions } : preset;
   for (const q of quants) {
     const t0 = performance.now();
     // the embedding table in f32 where the device has no shader-f16 (its f16 gather needs it)
     const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16') });
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     // (the decoder concatenates q|k|v and gate|up at load: the probe reads its gate_up_proj)
-    const dec = new Decoder(dev, cfg, w, { maxPositions: Math.max(512, 2 * Math.max(0, ...prefillLengths), context + tokens + 64) });
+    const dec = new Decoder(dev, cfg, w, { maxPositions: positions });
     if (process.argv.includes('--probe-glu')) {
       // the probe instead of the decode run
       await probeGlu(dev, cfg, w, JSON.parse(arg('probe-glu', '[{}]')) as Record<string, string | number>[]);

@@ -53,7 +53,7 @@ describe('attention decode_split (flash-decoding)', () => {
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
       inputs: c.inputs,
       attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
-      tunables: { splitDecode: 'on', cpuMapping: 'off', ...tun },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, ...tun },
     });
     expect(plan.variant).toBe('decode_split');
     // parts per (KV head, token): enough for ~splitWorkgroups (256 by default), at most one per tile of capacity
@@ -88,7 +88,7 @@ describe('attention decode_split_q8 (the combine also writes int8 activations fo
         rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
       },
       attributes: { start_pos: start, kv_len: start + T },
-      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on', ...tun },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, attnQ8: 'on', ...tun },
     });
     expect(plan.variant).toBe('decode_split_q8');
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: 0, sliding_window: 0 });
@@ -100,7 +100,60 @@ describe('attention decode_split_q8 (the combine also writes int8 activations fo
 
   it('is chosen only where the int8 outputs are asked for', async () => {
     const c = attentionCase(new Rng('attention-split-q8/none'), 1, 4, 2, 64, 64, 'float32');
-    const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on' } });
+    const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, attnQ8: 'on' } });
     expect(plan.variant).toBe('decode_split');
+  });
+});
+
+describe('attention decode_short (one pass for caches of at most shortKeys positions)', () => {
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, int8 outputs: tiles of 256 keys
+    // (128 at 128 f32 dims and at 256 f16, 64 at 256 f32), so the larger caches walk two to four
+    [1, 32, 8, 128, 256, 143, 'float16', 0, 0, false],
+    [1, 32, 8, 128, 256, 255, 'float16', 0, 0, true], // the whole cache
+    [1, 4, 2, 64, 256, 0, 'float32', 0, 0, false], // one key
+    [2, 8, 2, 32, 200, 150, 'float16', 30, 0, true],
+    [3, 6, 3, 64, 256, 200, 'float16', 0, 100, false], // a sliding window, 3 tokens
+    [1, 4, 4, 128, 256, 250, 'float32', 0, 0, true], // f32 rows: two tiles of 128
+    [1, 2, 1, 256, 256, 255, 'float32', 0, 0, false], // four tiles of 64
+    [2, 16, 2, 256, 256, 100, 'float16', 0, 0, true], // groups of 8 heads, 256 f16 dims: tiles of 128
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i int8 %s', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, q8) => {
+    const r = new Rng(`attention-short/${T}/${H}/${D}/${cap}/${start}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const n = H * D;
+    const stale = (len: number) => new Float32Array(len).fill(NaN);
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: {
+        ...c.inputs,
+        ...(q8
+          ? {
+              qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4).fill(0xdeadbeef) },
+              da: { dtype: 'float32', shape: [T, n / 32], data: stale((T * n) / 32) },
+              rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
+            }
+          : {}),
+      },
+      attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on' },
+    });
+    expect(plan.variant).toBe(q8 ? 'decode_short_q8' : 'decode_short');
+    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H, T, 1]]); // a workgroup per (head, token), no combine
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
+    const out = outputs.out!.data as Float32Array;
+    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+    if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
+  });
+
+  it('is left for decode_split above shortKeys positions, and when shortKeys is 0', async () => {
+    const r = new Rng('attention-short/bounds');
+    for (const [cap, shortKeys, want] of [
+      [257, 256, 'decode_split'],
+      [256, 0, 'decode_split'],
+      [512, 512, 'decode_short'],
+    ] as const) {
+      const c = attentionCase(r, 1, 4, 2, 64, cap, 'float16');
+      const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 3, kv_len: 4 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys } });
+      expect(plan.variant, `capacity ${cap}, shortKeys ${shortKeys}`).toBe(want);
+    }
   });
 });

@@ -156,6 +156,28 @@ export class Decoder {
     return this.q8Attention.size;
   }
 
+  /**
+   * A prefix of a `capacity`-position KV cache on which single-token attention runs another plan than on the whole
+   * cache (the attention contract's decode_short: one pass for short caches, where flash-decoding's two passes cost
+   * more than their keys): the largest power of two below `capacity` where the chosen variant changes, else undefined.
+   * A decode session compiles a second decode program on that prefix (the same buffers, fewer rows) and runs it while
+   * the sequence fits in it.
+   */
+  decodePrefix(capacity: number): number | undefined {
+    const cfg = this.cfg;
+    const spec = (n: number) => {
+      const cache = { dtype: this.kvDtype, shape: [n, cfg.numKvHeads, cfg.headDim] };
+      const u32 = { dtype: 'uint32', shape: [1] };
+      return { q: f32([1, cfg.numHeads, cfg.headDim]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, cfg.headDim]) };
+    };
+    const whole = opVariant(this.dev, 'attention', spec(capacity), this.attentionAttrs(0));
+    for (let n = 2 ** Math.ceil(Math.log2(capacity) - 1); n >= 16; n /= 2) {
+      const v = opVariant(this.dev, 'attention', spec(n), this.attentionAttrs(0));
+      if (v !== whole) return v === undefined ? undefined : n;
+    }
+    return undefined;
+  }
+
   /** The static attributes of layer l's single-token attention (the positions are the step's). */
   private attentionAttrs(l: number) {
     const cfg = this.cfg;

@@ -13,7 +13,7 @@ import { BufferPool } from '../gpu/buffers.ts';
 import type { DeviceCaps } from '../gpu/caps.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { DecoderConfig } from '../models/config.ts';
-import { Decoder } from '../models/decoder.ts';
+import { Decoder, type KvCache } from '../models/decoder.ts';
 import { isExpertMatrix } from '../models/moe-weights.ts';
 import { weightSpecs, type GpuWeights } from '../models/weights.ts';
 import { opAccepts, tensorBytes, type Tensor, type TensorSpec } from '../ops/runner.ts';
@@ -188,16 +188,20 @@ export function plannedWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Re
 
 /** The private step builders of DecodeSession: the steps a generation records (see session.ts). */
 interface SessionSteps {
+  kv: KvCache;
+  /** The cache prefix a second decode program runs on while the sequence fits (Decoder.decodePrefix). */
+  prefix?: KvCache;
   prefillStep(B: number): { step: StepBuilder };
-  decodeStep(): { step: StepBuilder };
+  decodeStep(kv: KvCache): { step: StepBuilder };
 }
 
 /** The requests of one step of a built decoder (each distinct request once, with how many calls make it). */
 export function stepRequests(dec: Decoder, shape: StepShape, sampling: SamplingSettings): { request: OpRequest; calls: number }[] {
   const session = new DecodeSession(dec, sampling, shape.context) as unknown as SessionSteps;
-  const { step } = shape.kind === 'decode' ? session.decodeStep() : session.prefillStep(shape.tokens);
+  // a decode shape: the whole cache's step, and the prefix's where the session has one
+  const steps = shape.kind === 'decode' ? [session.kv, ...(session.prefix ? [session.prefix] : [])].map((kv) => session.decodeStep(kv).step) : [session.prefillStep(shape.tokens).step];
   const out = new Map<string, { request: OpRequest; calls: number }>();
-  for (const c of step.calls) {
+  for (const c of steps.flatMap((s) => s.calls)) {
     const dyn = dynamicNames(dec.ops.contract(c.op));
     const attributes: Record<string, AttributeValue> = {};
     for (const [k, v] of Object.entries(c.attrs)) if (!dyn.has(k) && !isDyn(v)) attributes[k] = v as AttributeValue;

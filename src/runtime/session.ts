@@ -2,7 +2,9 @@
  * A generation session: the GPU state one sequence needs (KV cache, sampler state, penalty history) and the steps
  * that run on it, compiled once: a prefill program per token-count bucket (a prompt of any length up to the bucket
  * reuses it; the padded rows are never attended to by real ones and their KV rows are overwritten by later steps)
- * and one decode program. A step writes its few step variables (position, last real row, seed, history count) and
+ * and a decode program; where attention runs another plan on a short prefix of the cache (Decoder.decodePrefix:
+ * one pass instead of flash-decoding's two), a second decode program on that prefix runs while the sequence fits in
+ * it. A step writes its few step variables (position, last real row, seed, history count) and
  * replays its dispatch list. Sessions are cached per decoder, KV capacity bucket and sampling settings, so a new
  * generation with the same settings binds the same buffers and compiles nothing (a second sequence running at the
  * same time gets a session of its own).
@@ -61,6 +63,9 @@ export class DecodeSession {
   readonly history?: Tensor;
   private readonly prefills = new Map<number, CompiledStep>();
   private decode?: CompiledStep;
+  /** The first positions of the cache as a cache of their own, and the decode step on them (see decodePrefix). */
+  private readonly prefix?: KvCache;
+  private decodeOnPrefix?: CompiledStep;
 
   constructor(
     readonly dec: Decoder,
@@ -68,6 +73,11 @@ export class DecodeSession {
     readonly capacity: number,
   ) {
     this.kv = dec.createKvCache(capacity);
+    const n = dec.decodePrefix(capacity);
+    if (n !== undefined) {
+      const view = (t: Tensor): Tensor => ({ ...t, shape: [n, ...t.shape.slice(1)] });
+      this.prefix = { capacity: n, dtype: this.kv.dtype, k: this.kv.k.map(view), v: this.kv.v.map(view) };
+    }
     const V = dec.cfg.vocabSize;
     const plan = dec.ops.plan('sample', { logits: { dtype: 'float32', shape: [V] } }, this.sampleAttrs());
     const words = plan.outputs[0]!.shape[0]!;
@@ -102,16 +112,18 @@ export class DecodeSession {
     return c;
   }
 
-  /** The decode step: the previous token (word 0 of `state`, still on the GPU) in, the next one out. */
-  private decodeStep(): CompiledStep {
-    if (!this.decode) {
-      const step = new StepBuilder();
-      if (this.history) step.op('copy_elements', { src: this.state, dst: this.history }, { count: 1, src_offset: 0, dst_offset: dyn('hist', -1) });
-      const ids: StepTensor = { buffer: this.state.buffer, dtype: 'uint32', shape: [1] };
-      this.emitSampling(step, this.dec.emitLogits(step, this.dec.emitForward(step, ids, this.kv, dyn('pos'))));
-      this.decode = { step };
-    }
-    return this.decode;
+  /** The decode step on `kv`: the previous token (word 0 of `state`, still on the GPU) in, the next one out. */
+  private decodeStep(kv: KvCache): CompiledStep {
+    const step = new StepBuilder();
+    if (this.history) step.op('copy_elements', { src: this.state, dst: this.history }, { count: 1, src_offset: 0, dst_offset: dyn('hist', -1) });
+    const ids: StepTensor = { buffer: this.state.buffer, dtype: 'uint32', shape: [1] };
+    this.emitSampling(step, this.dec.emitLogits(step, this.dec.emitForward(step, ids, kv, dyn('pos'))));
+    return { step };
+  }
+
+  /** The label of the decode program that runs the step at position `pos` (the prefix's while pos is in it). */
+  decodeLabel(pos: number): string {
+    return this.prefix && pos < this.prefix.capacity ? `decode.P${this.prefix.capacity}` : 'decode';
   }
 
   private async record(c: CompiledStep, rec: Recorder, vars: StepVars, path: StepPath, label: string): Promise<void> {
@@ -138,23 +150,25 @@ export class DecodeSession {
   async recordDecode(rec: Recorder, promptLength: number, s: number, seed: number, path: StepPath = 'program'): Promise<Program | undefined> {
     const pos = promptLength + s - 1;
     if (pos + 1 > this.capacity) throw new RangeError(`context full: position ${pos} is past the KV cache capacity ${this.capacity}`);
-    const c = this.decodeStep();
-    await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, 'decode');
+    const onPrefix = !!this.prefix && pos < this.prefix.capacity;
+    const c = onPrefix ? (this.decodeOnPrefix ??= this.decodeStep(this.prefix!)) : (this.decode ??= this.decodeStep(this.kv));
+    await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, this.decodeLabel(pos));
     return c.program;
   }
 
   /** Programs compiled so far (for stats). */
   programs(): Program[] {
-    return [...[...this.prefills.values()].map((c) => c.program), this.decode?.program].filter((p): p is Program => !!p);
+    return [...[...this.prefills.values()].map((c) => c.program), this.decodeOnPrefix?.program, this.decode?.program].filter((p): p is Program => !!p);
   }
 
   destroy(): void {
-    for (const c of [...this.prefills.values(), ...(this.decode ? [this.decode] : [])]) {
+    for (const c of [...this.prefills.values(), ...[this.decodeOnPrefix, this.decode].filter((d): d is CompiledStep => !!d)]) {
       c.program?.destroy();
       c.ids?.destroy();
     }
     this.prefills.clear();
     this.decode = undefined;
+    this.decodeOnPrefix = undefined;
     this.dec.destroyKvCache(this.kv);
     this.state.buffer.destroy();
     this.history?.buffer.destroy();
