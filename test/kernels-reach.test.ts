@@ -119,8 +119,11 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'linear_rope_kv', 'attention', 'linear', 'count_nonfinite', 'rep_penalty', 'sample']));
     expect(ops).not.toContain('rope_kv');
     const calls = (op: string) => decode.filter((r) => r.request.op === op).reduce((n, r) => n + r.calls, 0);
-    expect(calls('linear_fused')).toBe(3 * cfg.numLayers - dec.q8AttentionLayers);
-    expect(calls('linear_rope_kv')).toBe(cfg.numLayers);
+    // two decode steps: the whole cache's, and the one on its first 256 rows (attention in one pass: decode_short)
+    expect(dec.decodePrefix(1024)).toBe(256);
+    expect(decode.filter((r) => r.request.op === 'attention').map((r) => r.request.tensors.k!.shape[0]).sort()).toEqual([1024, 256]);
+    expect(calls('linear_fused')).toBe(2 * (3 * cfg.numLayers - dec.q8AttentionLayers));
+    expect(calls('linear_rope_kv')).toBe(2 * cfg.numLayers);
     const prefill = stepRequests(dec, { kind: 'prefill', tokens: 16, context: 1024 }, REACH_SAMPLING[0]!);
     expect(prefill.map((r) => r.request.op)).not.toContain('linear_fused');
     expect(prefill.find((r) => r.request.op === 'attention')!.request.tensors.k).toEqual({ dtype: 'float16', shape: [1024, cfg.numKvHeads, cfg.headDim] });
