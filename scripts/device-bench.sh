@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short reduce
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -129,14 +129,6 @@ for s in "${steps[@]}"; do
       for t in defaults:'{}' off:"$off" defaults2:'{}' off2:"$off"; do
         TESSERA_TUNABLES=${t#*:} run short-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --tokens 128 --out "$OUT/short-decode-${t%%:*}.json"
       done ;;
-    # decode_split's partial pass with subgroup reductions (splitReduce subgroup) against workgroup memory: the kernel
-    # at 1k, 8k and 32k keys, then the 8B Q4_K decode after a 4k prompt (flash-decoding on the whole cache), alternated
-    reduce)
-      run reduce-attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-ctx 1024,8192,32768 --attention-prefill '' --reps 100 --split-tunables '[{},{"splitReduce":"subgroup"},{},{"splitReduce":"subgroup"}]' --out "$OUT/kernels-attention-reduce.json"
-      sg='{"attention":{"splitReduce":"subgroup"}}'
-      for t in defaults:'{}' sg:"$sg"; do
-        TESSERA_TUNABLES=${t#*:} run reduce-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --context 4096 --tokens 64 --out "$OUT/reduce-decode-${t%%:*}.json"
-      done ;;
     # every weight format's decode in one receipt: 1B and 8B shapes, Q4_K, the Q4_K_M mix, Q8_0, f16 (random weights)
     formats) run formats 520 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,q4k_m,q8_0,f16 --prefill '' --tokens 128 --out "$OUT/decode-formats.json" ;;
     # the 8B Q4_K decode after longer prompts (attention's share grows with the keys it reads)
@@ -160,6 +152,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short reduce qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done

@@ -3,8 +3,7 @@
  * scores the query heads of one KV head with an online softmax over tiles of 16 to 128 keys, each tile's loads issued at
  * its start, then a combine pass) against the CPU reference: GQA groups of 1 to 8 heads, f32 and f16 caches (f16 read
  * as u32 words, no shader-f16 needed), softcap, a sliding window, 1 to 3 query tokens, parts of one key and parts of
- * several tiles, K rows scored whole by one invocation or in shares of 2 to 8 (splitLoads), the tile maxima and sums in
- * workgroup memory or as subgroup maxima and per-lane sums (splitReduce); and the one-pass decode_short for short caches.
+ * several tiles, K rows scored whole by one invocation or in shares of 2 to 8 (splitLoads).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -45,13 +44,6 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
     [2, 32, 8, 128, 5000, 4500, 'float16', 0, 0, { splitOrder: 'heads' }], // the KV head on workgroup_id.x, the part on y
     [3, 6, 3, 64, 1024, 700, 'float32', 30, 100, { splitOrder: 'heads', splitCombine: 'tree' }],
-    // the tile maxima as subgroup maxima, l summed per key lane (splitReduce subgroup)
-    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, { splitReduce: 'subgroup' }],
-    [2, 32, 8, 64, 5000, 4500, 'float16', 30, 0, { splitReduce: 'subgroup' }], // three tiles a part
-    [3, 6, 3, 64, 1024, 700, 'float32', 0, 100, { splitReduce: 'subgroup' }], // a sliding window, 3 tokens
-    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, { splitReduce: 'subgroup' }], // parts that see no key
-    [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitLoads: 16, splitReduce: 'subgroup' }], // rows in 4 shares
-    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, { splitReduce: 'subgroup' }], // groups of 8 heads
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
     const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
@@ -83,7 +75,6 @@ describe('attention decode_split_q8 (the combine also writes int8 activations fo
     [3, 6, 3, 128, 1024, 700, 'float16', { splitCombine: 'tree' }],
     [1, 32, 8, 128, 8192, 1000, 'float16', { splitWorkgroups: 2048 }],
     [1, 2, 1, 256, 256, 0, 'float32', {}],
-    [1, 32, 8, 128, 8192, 1000, 'float16', { splitReduce: 'subgroup' }],
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s %o', async (T, H, Hkv, D, cap, start, kvDt, tun) => {
     const r = new Rng(`attention-split-q8/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
