@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short warm
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short
 # qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -129,14 +129,6 @@ for s in "${steps[@]}"; do
       for t in defaults:'{}' off:"$off" defaults2:'{}' off2:"$off"; do
         TESSERA_TUNABLES=${t#*:} run short-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --tokens 128 --out "$OUT/short-decode-${t%%:*}.json"
       done ;;
-    # decode_short reading o_proj's weight into the L2 with extra workgroups (shortWarm: its 9.4 MB at the 8B shapes),
-    # and writing int8 rows for o_proj (attnQ8), against the defaults; the 8B Q4_K decode, alternated
-    warm)
-      w='{"attention":{"shortWarm":9437184}}'
-      q='{"attention":{"attnQ8":"on"}}'
-      for t in defaults:'{}' warm:"$w" q8:"$q" defaults2:'{}' warm2:"$w"; do
-        TESSERA_TUNABLES=${t#*:} run warm-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --tokens 128 --out "$OUT/warm-decode-${t%%:*}.json"
-      done ;;
     # every weight format's decode in one receipt: 1B and 8B shapes, Q4_K, the Q4_K_M mix, Q8_0, f16 (random weights)
     formats) run formats 520 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,q4k_m,q8_0,f16 --prefill '' --tokens 128 --out "$OUT/decode-formats.json" ;;
     # the 8B Q4_K decode after longer prompts (attention's share grows with the keys it reads)
@@ -160,6 +152,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short warm qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done

@@ -144,52 +144,6 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
   });
 
-  it.each([
-    // tokens, heads, kv heads, head dim, capacity, start, cache, warm rows of 256 Q4_K values (144 bytes), budget bytes
-    // (shortWarm), tunables, int8 outputs
-    [1, 32, 8, 128, 256, 143, 'float16', 64, 4000, {}, false], // a prefix of the warm input
-    [1, 32, 8, 128, 256, 200, 'float16', 64, 1 << 20, { shortWarmGroups: 3 }, true], // all of it, 3 workgroups
-    [2, 8, 2, 64, 256, 100, 'float32', 40, 1 << 20, {}, false], // 2 tokens: row 0's warm workgroups read
-  ] as const)('with a warm input: T=%i H=%i Hkv=%i D=%i capacity %i start %i %s warm rows %i, %i bytes, %o, int8 %s', async (T, H, Hkv, D, cap, start, kvDt, rows, budget, tun, q8) => {
-    const r = new Rng(`attention-short-warm/${T}/${H}/${D}/${start}`);
-    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
-    const n = H * D;
-    const { outputs, plan } = await runContract(dev, opContract('attention'), {
-      inputs: {
-        ...c.inputs,
-        warm: { dtype: 'q4_k', shape: [rows, 256], data: Uint8Array.from({ length: rows * 144 }, () => Math.floor(r.next() * 256)) },
-        ...(q8
-          ? {
-              qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4) },
-              da: { dtype: 'float32', shape: [T, n / 32], data: new Float32Array((T * n) / 32) },
-              rs: { dtype: 'float32', shape: [T, n / 16], data: new Float32Array((T * n) / 16) },
-            }
-          : {}),
-      },
-      attributes: { start_pos: start, kv_len: start + T },
-      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on', shortWarm: budget, ...tun },
-    });
-    expect(plan.variant).toBe(q8 ? 'decode_short_q8' : 'decode_short');
-    // the warm workgroups after the heads' ones
-    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H + ('shortWarmGroups' in tun ? tun.shortWarmGroups : 256), T, 1]]);
-    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: 0, sliding_window: 0 });
-    const out = outputs.out!.data as Float32Array;
-    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
-    if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
-  });
-
-  it('refuses a warm input where nothing would read it: shortWarm 0, or another variant', async () => {
-    const c = attentionCase(new Rng('attention-short-warm/refuse'), 1, 4, 2, 64, 256, 'float16');
-    const warm = { dtype: 'float32', shape: [64], data: new Float32Array(64) };
-    const run = (cap: number, tunables: Record<string, string | number>) => {
-      const k = cap === 256 ? c : attentionCase(new Rng('attention-short-warm/refuse'), 1, 4, 2, 64, cap, 'float16');
-      return runContract(dev, opContract('attention'), { inputs: { ...k.inputs, warm }, attributes: { start_pos: 10, kv_len: 11 }, tunables: { splitDecode: 'on', cpuMapping: 'off', ...tunables } });
-    };
-    await expect(run(256, { shortWarm: 0 })).rejects.toThrow(/variant/);
-    await expect(run(512, { shortWarm: 4096 })).rejects.toThrow(/variant/); // decode_split there
-    expect((await run(256, { shortWarm: 4096 })).plan.variant).toBe('decode_short');
-  });
-
   it('is left for decode_split above shortKeys positions, and when shortKeys is 0', async () => {
     const r = new Rng('attention-short/bounds');
     for (const [cap, shortKeys, want] of [

@@ -178,20 +178,6 @@ export class Decoder {
     return undefined;
   }
 
-  /**
-   * o_proj's weight as attention's warm input, where attention on a cache of `capacity` positions accepts one (the
-   * one-pass decode_short with tunable shortWarm: extra workgroups read it into the L2 for the o_proj GEMV after it);
-   * else nothing.
-   */
-  private warmInput(l: number, capacity: number, o: Tensor): { warm?: Tensor } {
-    const cfg = this.cfg;
-    const cache = { dtype: this.kvDtype, shape: [capacity, cfg.numKvHeads, cfg.headDim] };
-    const u32 = { dtype: 'uint32', shape: [1] };
-    const att = { q: f32([1, cfg.numHeads, cfg.headDim]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, cfg.headDim]), warm: o };
-    const ok = opAccepts(this.dev, 'attention', this.q8Attention.has(l) ? { ...att, ...q8Activations(cfg.numHeads * cfg.headDim) } : att, this.attentionAttrs(l));
-    return ok ? { warm: o } : {};
-  }
-
   /** The static attributes of layer l's single-token attention (the positions are the step's). */
   private attentionAttrs(l: number) {
     const cfg = this.cfg;
@@ -567,9 +553,9 @@ export class Decoder {
     const I = cfg.intermediateSize;
     const eps = cfg.rmsNormEps;
     const att = s.act('att', [1, nH, D]);
-    const o = this.weights.get(p + 'self_attn.o_proj.weight');
-    const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att, ...this.warmInput(l, kv.capacity, o) };
+    const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att };
     const attrs = { start_pos: pos, kv_len: plus(pos, 1), ...this.attentionAttrs(l) };
+    const o = this.weights.get(p + 'self_attn.o_proj.weight');
     if (this.q8Attention.has(l)) {
       // the combine pass rounds the output for o_proj
       const q8 = this.q8Acts(s, nH * D);
