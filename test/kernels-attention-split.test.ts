@@ -21,6 +21,16 @@ beforeAll(async () => {
   dev = await testDevice();
 });
 
+/** The int8 outputs for o_proj (qa, da, rs) of T rows of n values, filled with values the kernel must overwrite. */
+function staleQ8(T: number, n: number) {
+  const stale = (len: number) => new Float32Array(len).fill(NaN);
+  return {
+    qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4).fill(0xdeadbeef) },
+    da: { dtype: 'float32', shape: [T, n / 32], data: stale((T * n) / 32) },
+    rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
+  };
+}
+
 describe('attention decode_split (flash-decoding)', () => {
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 256 and
@@ -78,15 +88,8 @@ describe('attention decode_split_q8 (the combine also writes int8 activations fo
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s %o', async (T, H, Hkv, D, cap, start, kvDt, tun) => {
     const r = new Rng(`attention-split-q8/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
-    const n = H * D;
-    const stale = (len: number) => new Float32Array(len).fill(NaN);
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
-      inputs: {
-        ...c.inputs,
-        qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4).fill(0xdeadbeef) },
-        da: { dtype: 'float32', shape: [T, n / 32], data: stale((T * n) / 32) },
-        rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
-      },
+      inputs: { ...c.inputs, ...staleQ8(T, H * D) },
       attributes: { start_pos: start, kv_len: start + T },
       tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, attnQ8: 'on', ...tun },
     });
@@ -120,19 +123,8 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i int8 %s', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, q8) => {
     const r = new Rng(`attention-short/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
-    const n = H * D;
-    const stale = (len: number) => new Float32Array(len).fill(NaN);
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
-      inputs: {
-        ...c.inputs,
-        ...(q8
-          ? {
-              qa: { dtype: 'uint32', shape: [T, n / 4], data: new Uint32Array((T * n) / 4).fill(0xdeadbeef) },
-              da: { dtype: 'float32', shape: [T, n / 32], data: stale((T * n) / 32) },
-              rs: { dtype: 'float32', shape: [T, n / 16], data: stale((T * n) / 16) },
-            }
-          : {}),
-      },
+      inputs: { ...c.inputs, ...(q8 ? staleQ8(T, H * D) : {}) },
       attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
       tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on' },
     });

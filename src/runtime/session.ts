@@ -4,10 +4,10 @@
  * reuses it; the padded rows are never attended to by real ones and their KV rows are overwritten by later steps)
  * and a decode program; where attention runs another plan on a short prefix of the cache (Decoder.decodePrefix:
  * one pass instead of flash-decoding's two), a second decode program on that prefix runs while the sequence fits in
- * it. A step writes its few step variables (position, last real row, seed, history count) and
- * replays its dispatch list. Sessions are cached per decoder, KV capacity bucket and sampling settings, so a new
- * generation with the same settings binds the same buffers and compiles nothing (a second sequence running at the
- * same time gets a session of its own).
+ * it. A step writes its few step variables (position, last real row, seed, history count) and replays its dispatch
+ * list. Sessions are cached per decoder, KV capacity bucket and sampling settings, so a new generation with the same
+ * settings binds the same buffers and compiles nothing (a second sequence running at the same time gets a session of
+ * its own).
  */
 import { storageBuffer, writeBuffer } from '../gpu/buffers.ts';
 import type { Recorder } from '../gpu/recorder.ts';
