@@ -120,7 +120,9 @@ function chat(input: string | null, ...args: string[]): Promise<{ code: number |
 describe('tessera chat at end of input', () => {
   it('< /dev/null exits 0', async () => {
     const r = await chat(null, '--model', FIXTURE);
-    expect(r.stderr).not.toMatch(/error/i);
+    // (Mesa's Vulkan drivers, where installed, print "error: XDG_RUNTIME_DIR is invalid ..." when the loader probes
+    // them: the machine's, not tessera's)
+    expect(r.stderr.replace(/^error: XDG_RUNTIME_DIR .*$/gm, '')).not.toMatch(/error/i);
     expect(r.code).toBe(0);
   });
 
