@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call's worth of issue-9 measurements on the GPU machine, each step under its own time limit so one slow
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
-# packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [onnxruntime-node]):
+# packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
 # Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short
 # qmoe-f32 qmoe torch ort embed moe fixtures.
