@@ -28,6 +28,13 @@ const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermedi
 // Qwen3: q/k norms between the q|k|v GEMV and rope
 const QWEN3 = { ...LLAMA, architectures: ['Qwen3ForCausalLM'], num_key_value_heads: 4, tie_word_embeddings: true };
 
+/** For each token id, the largest relative error of model a's one-token logits against model b's. */
+async function oneTokenErrors(a: LoadedModel, b: LoadedModel, ids = [3, 100, 383]): Promise<[number, number][]> {
+  const out: [number, number][] = [];
+  for (const id of ids) out.push([id, maxRelErr((await computeLogits(a, [id])).last, (await computeLogits(b, [id])).last)]);
+  return out;
+}
+
 function model(hf: Record<string, unknown>, fuse: boolean): LoadedModel {
   const cfg = decoderConfigFromHF(hf, 'test config');
   return randomModel(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64, fuseGemv: fuse }, label: `random q4k (fuseGemv ${fuse})` });
@@ -50,13 +57,9 @@ describe.each([
   });
 
   it('one-token logits agree', async () => {
-    for (const id of [3, 100, 383]) {
-      const a = (await computeLogits(fused, [id])).last;
-      const b = (await computeLogits(separate, [id])).last;
-      // float rounding (the fused and the separate kernels sum in different orders; zero-mean random weights cancel):
-      // ~1e-6 on SwiftShader, 1-2e-5 on the H200 (1433676); a norm weight read at the wrong index gives ~1
-      expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(1e-4);
-    }
+    // float rounding (the fused and the separate kernels sum in different orders; zero-mean random weights cancel):
+    // ~1e-6 on SwiftShader, 1-2e-5 on the H200 (1433676); a norm weight read at the wrong index gives ~1
+    for (const [id, err] of await oneTokenErrors(fused, separate)) expect(err, `token ${id}`).toBeLessThan(1e-4);
   });
 
   it('greedy decoding gives the same tokens', async () => {
@@ -124,13 +127,9 @@ describe("Llama on llama.cpp's Q4_K_M mix of Q4_K and Q6_K: fused layers with q|
   });
 
   it('one-token logits agree', async () => {
-    for (const id of [3, 100, 383]) {
-      const a = (await computeLogits(fused, [id])).last;
-      const b = (await computeLogits(separate, [id])).last;
-      // f32 activations throughout where the device lacks the int8 GEMVs (~1e-6); int8 ones in the fused GEMVs a few
-      // 1e-3 (see the Q8_0 case); v written at the wrong offset or with the wrong norm gives ~1
-      expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(3e-2);
-    }
+    // f32 activations throughout where the device lacks the int8 GEMVs (~1e-6); int8 ones in the fused GEMVs a few
+    // 1e-3 (see the Q8_0 case); v written at the wrong offset or with the wrong norm gives ~1
+    for (const [id, err] of await oneTokenErrors(fused, separate)) expect(err, `token ${id}`).toBeLessThan(3e-2);
   });
 
   it('token by token (the decode step, positions 0 to 5) the logits agree with the separate ops at every position', async () => {

@@ -137,11 +137,9 @@ export class Decoder {
         this.q8Mlp.add(l);
       // attention's output rounded to int8 by its combine pass for the o_proj GEMV
       const q8o = q8Activations(cfg.numHeads * D);
-      const cache = { dtype: this.kvDtype, shape: [this.maxPositions, nKV, D] };
-      const u32 = { dtype: 'uint32', shape: [1] };
       if (
         (cfg.numHeads * D) % 32 === 0 &&
-        opAccepts(this.dev, 'attention', { q: f32([1, cfg.numHeads, D]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, D]), ...q8o }, this.attentionAttrs(l)) &&
+        opAccepts(this.dev, 'attention', { ...this.attentionSpec(this.maxPositions), ...q8o }, this.attentionAttrs(l)) &&
         opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Attention.add(l);
@@ -164,18 +162,20 @@ export class Decoder {
    * the sequence fits in it.
    */
   decodePrefix(capacity: number): number | undefined {
-    const cfg = this.cfg;
-    const spec = (n: number) => {
-      const cache = { dtype: this.kvDtype, shape: [n, cfg.numKvHeads, cfg.headDim] };
-      const u32 = { dtype: 'uint32', shape: [1] };
-      return { q: f32([1, cfg.numHeads, cfg.headDim]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, cfg.headDim]) };
-    };
-    const whole = opVariant(this.dev, 'attention', spec(capacity), this.attentionAttrs(0));
+    const whole = opVariant(this.dev, 'attention', this.attentionSpec(capacity), this.attentionAttrs(0));
     for (let n = 2 ** Math.ceil(Math.log2(capacity) - 1); n >= 16; n /= 2) {
-      const v = opVariant(this.dev, 'attention', spec(n), this.attentionAttrs(0));
+      const v = opVariant(this.dev, 'attention', this.attentionSpec(n), this.attentionAttrs(0));
       if (v !== whole) return v === undefined ? undefined : n;
     }
     return undefined;
+  }
+
+  /** The tensors of single-token attention over a KV cache of `capacity` positions, as opAccepts asks about them. */
+  private attentionSpec(capacity: number) {
+    const cfg = this.cfg;
+    const cache = { dtype: this.kvDtype, shape: [capacity, cfg.numKvHeads, cfg.headDim] };
+    const u32 = { dtype: 'uint32', shape: [1] };
+    return { q: f32([1, cfg.numHeads, cfg.headDim]), k: cache, v: cache, kvLen: u32, pageTable: u32, out: f32([1, cfg.numHeads, cfg.headDim]) };
   }
 
   /** The static attributes of layer l's single-token attention (the positions are the step's). */

@@ -123,7 +123,12 @@ export class DecodeSession {
 
   /** The label of the decode program that runs the step at position `pos` (the prefix's while pos is in it). */
   decodeLabel(pos: number): string {
-    return this.prefix && pos < this.prefix.capacity ? `decode.P${this.prefix.capacity}` : 'decode';
+    return this.onPrefix(pos) ? `decode.P${this.prefix!.capacity}` : 'decode';
+  }
+
+  /** Whether the step at position `pos` runs on the cache prefix. */
+  private onPrefix(pos: number): boolean {
+    return !!this.prefix && pos < this.prefix.capacity;
   }
 
   private async record(c: CompiledStep, rec: Recorder, vars: StepVars, path: StepPath, label: string): Promise<void> {
@@ -150,8 +155,7 @@ export class DecodeSession {
   async recordDecode(rec: Recorder, promptLength: number, s: number, seed: number, path: StepPath = 'program'): Promise<Program | undefined> {
     const pos = promptLength + s - 1;
     if (pos + 1 > this.capacity) throw new RangeError(`context full: position ${pos} is past the KV cache capacity ${this.capacity}`);
-    const onPrefix = !!this.prefix && pos < this.prefix.capacity;
-    const c = onPrefix ? (this.decodeOnPrefix ??= this.decodeStep(this.prefix!)) : (this.decode ??= this.decodeStep(this.kv));
+    const c = this.onPrefix(pos) ? (this.decodeOnPrefix ??= this.decodeStep(this.prefix!)) : (this.decode ??= this.decodeStep(this.kv));
     await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, this.decodeLabel(pos));
     return c.program;
   }
