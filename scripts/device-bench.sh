@@ -4,7 +4,7 @@
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
 # Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short
-# qmoe-f32 qmoe torch ort embed moe fixtures.
+# patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
 set -uo pipefail
@@ -128,6 +128,16 @@ for s in "${steps[@]}"; do
       off='{"attention":{"shortKeys":0}}'
       for t in defaults:'{}' off:"$off" defaults2:'{}' off2:"$off"; do
         TESSERA_TUNABLES=${t#*:} run short-decode-${t%%:*} 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --tokens 128 --out "$OUT/short-decode-${t%%:*}.json"
+      done ;;
+    # the carried tree against itself with the change in $AB_PATCH taken out (`git diff` of the change under test,
+    # written into the tree before the call; reversed with patch -R for the "old" runs), alternated twice: bench/decode.ts
+    # for AB_PRESETS (llama-8b) in AB_QUANTS (q4k); receipts $OUT/ab-{new,old,new2,old2}.json
+    patch-ab)
+      [ -f "${AB_PATCH:-}" ] || { echo "patch-ab: AB_PATCH names no file"; continue; }
+      for t in new old new2 old2; do
+        [ "${t%2}" = old ] && patch -s -p1 -R < "$AB_PATCH"
+        run ab-$t 150 node --import tsx bench/decode.ts --presets ${AB_PRESETS:-llama-8b} --quant ${AB_QUANTS:-q4k} --prefill '' --tokens 128 --out "$OUT/ab-$t.json"
+        [ "${t%2}" = old ] && patch -s -p1 < "$AB_PATCH"
       done ;;
     # every weight format's decode in one receipt: 1B and 8B shapes, Q4_K, the Q4_K_M mix, Q8_0, f16 (random weights)
     formats) run formats 520 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,q4k_m,q8_0,f16 --prefill '' --tokens 128 --out "$OUT/decode-formats.json" ;;

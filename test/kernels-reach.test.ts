@@ -116,16 +116,24 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     // (576) are no whole Q4_K blocks, so its MLP stays linear_fused twice
     expect(dec.ropeFusedLayers).toBe(cfg.numLayers);
     expect(dec.q8MlpLayers).toBe(0);
-    expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'linear_rope_kv', 'attention', 'linear', 'count_nonfinite', 'rep_penalty', 'sample']));
+    expect(ops).toEqual(expect.arrayContaining(['embed', 'linear_fused', 'linear_rope_kv', 'attention', 'count_nonfinite', 'rep_penalty', 'sample']));
     expect(ops).not.toContain('rope_kv');
+    // the final norm rides in the head GEMV's prologue (one more linear_fused a step, no rmsnorm, no linear)
+    expect(ops).not.toContain('rmsnorm');
+    expect(ops).not.toContain('linear');
+    // greedy decoding counts the NaN/Inf logits in its argmax (no count_nonfinite); sampling with a penalty does not
+    const greedy = stepRequests(dec, { kind: 'decode', tokens: 1, context: 1024 }, REACH_SAMPLING[0]!).map((r) => r.request.op);
+    expect(greedy).toContain('sample');
+    expect(greedy).not.toContain('count_nonfinite');
     const calls = (op: string) => decode.filter((r) => r.request.op === op).reduce((n, r) => n + r.calls, 0);
     // two decode steps: the whole cache's, and the one on its first 256 rows (attention in one pass: decode_short)
     expect(dec.decodePrefix(1024)).toBe(256);
     expect(decode.filter((r) => r.request.op === 'attention').map((r) => r.request.tensors.k!.shape[0]).sort()).toEqual([1024, 256]);
-    expect(calls('linear_fused')).toBe(2 * (3 * cfg.numLayers - dec.q8AttentionLayers));
+    expect(calls('linear_fused')).toBe(2 * (3 * cfg.numLayers - dec.q8AttentionLayers + 1));
     expect(calls('linear_rope_kv')).toBe(2 * cfg.numLayers);
     const prefill = stepRequests(dec, { kind: 'prefill', tokens: 16, context: 1024 }, REACH_SAMPLING[0]!);
-    expect(prefill.map((r) => r.request.op)).not.toContain('linear_fused');
+    // the prompt's layers run unfused; its last row's head takes the final norm as a decode step's does
+    expect(prefill.filter((r) => r.request.op === 'linear_fused').map((r) => [r.request.tensors.w!.shape[0], r.calls])).toEqual([[cfg.vocabSize, 1]]);
     expect(prefill.find((r) => r.request.op === 'attention')!.request.tensors.k).toEqual({ dtype: 'float16', shape: [1024, cfg.numKvHeads, cfg.headDim] });
   });
 });

@@ -33,25 +33,29 @@ const PART = 4 + 2 * TOPK_PATH_KMAX;
 const GUARD = 64;
 const SENTINEL = 0xdeadbeef;
 
-type Path = 'argmax' | 'single_pass' | 'topk_path';
+type Path = 'argmax' | 'argmax_counted' | 'single_pass' | 'topk_path';
+/** The state word the counted greedy path writes its NaN/Inf count into (the decode loop's). */
+const WORD = 3;
 
 /**
  * The plan of one selection path: the sample contract's greedy, top_k (at temperature 0: its test-only variant
  * top_k_any_temperature) or single_pass variant.
  */
 function samplePlan(path: Path, u: SampleUniforms, contract = 'sample', registry?: Registry): Plan {
-  const variant = path === 'argmax' ? 'greedy' : path === 'single_pass' ? 'single_pass' : u.temperature > 0 ? 'top_k' : 'top_k_any_temperature';
+  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature' }[path];
   return planOp(dev, contract, {
     shapes: { logits: [u.vocab_size] },
-    attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed },
+    attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed, ...(path === 'argmax_counted' ? { nonfinite_word: WORD } : {}) },
     variant,
     ...(registry ? { registry } : {}),
   });
 }
 
-/** Words a path writes with n phase-1 workgroups: 4 header words, KMAX (value, id) pairs, then 2 words per partial. */
+/** Words a path writes with n phase-1 workgroups: 4 header words, KMAX (value, id) pairs, then 2 words per partial
+ * (and one count each on the counted path). */
 function outputWords(path: Path, n: number): number {
   if (path === 'argmax') return PART + 2 * n;
+  if (path === 'argmax_counted') return PART + 3 * n;
   if (path === 'topk_path') return PART + 2 * TOPK_PATH_KMAX * n;
   return 4;
 }
@@ -61,6 +65,11 @@ const phase1 = (plan: Plan) => plan.passes[0]!.dispatch[0];
 
 /** Select one token; `n` replaces the contract's phase-1 dispatch width (any width must work). */
 async function select(path: Path, logits: Float32Array, u: SampleUniforms, n?: number): Promise<number> {
+  return (await selectState(path, logits, u, n))[0]!;
+}
+
+/** The state's header words (0: the token, 3: the counted path's NaN/Inf count) after one selection. */
+async function selectState(path: Path, logits: Float32Array, u: SampleUniforms, n?: number): Promise<Uint32Array> {
   const plan = samplePlan(path, u);
   const words = outputWords(path, n ?? phase1(plan));
   const lb = uploadBuffer(dev.device, logits, 'logits');
@@ -70,7 +79,7 @@ async function select(path: Path, logits: Float32Array, u: SampleUniforms, n?: n
   lb.destroy();
   ob.destroy();
   expect(all.subarray(words).every((w) => w === SENTINEL), `${path}: wrote past its ${words} output words`).toBe(true);
-  return all[0]!;
+  return all.slice(0, 4);
 }
 
 /** Tokens for many seeds in one submit (the top-k path's first two phases run once). */
@@ -130,12 +139,15 @@ describe('greedy argmax', () => {
       expect(want).toBe(Math.min(Math.floor(V * 0.7), Math.floor(V / 3), V - 1));
       const u = U({ vocab_size: V, temperature: 0 });
       expect(await select('argmax', logits, u)).toBe(want);
+      expect(await select('argmax_counted', logits, u)).toBe(want);
       expect(await select('single_pass', logits, u)).toBe(want);
       expect(await select('topk_path', logits, { ...u, top_k: 5 })).toBe(want);
       if (V > 1) {
         // any phase-1 dispatch size works
         expect(await select('argmax', logits, u, 1)).toBe(want);
         expect(await select('argmax', logits, u, 7)).toBe(want);
+        expect(await select('argmax_counted', logits, u, 1)).toBe(want);
+        expect(await select('argmax_counted', logits, u, 7)).toBe(want);
       }
     });
   }
@@ -144,7 +156,46 @@ describe('greedy argmax', () => {
     const l = new Float32Array(300).fill(-Infinity);
     l[123] = -1e30;
     expect(await select('argmax', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
+    expect(await select('argmax_counted', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
     expect(await select('single_pass', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
+    expect(await select('argmax_counted', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
+  });
+});
+
+describe('greedy argmax with the NaN/Inf count (greedy_counted)', () => {
+  it.each([1, 300, 4097, 70000])('vocab %i: the count of NaN/Inf logits into word 3, the other header words as the greedy path leaves them', async (V) => {
+    const logits = randomLogits(V, 7 * V);
+    const at = [0, V - 1, Math.floor(V / 3), Math.floor((2 * V) / 3) + 1].filter((i, j, a) => i < V && a.indexOf(i) === j);
+    const specials = [NaN, -Infinity, NaN, -Infinity];
+    at.forEach((i, j) => (logits[i] = specials[j]!));
+    const want = at.length;
+    for (const n of [undefined, 1, 7]) {
+      const got = await selectState('argmax_counted', logits, U({ vocab_size: V, temperature: 0 }), n);
+      expect(got[WORD], `count, ${n ?? 'default'} partials`).toBe(want);
+      expect(got[2], 'word 2 untouched').toBe(SENTINEL);
+    }
+    // all finite: the word is rewritten to 0 (no reset needed between steps); +Inf wins, the lowest index of two
+    const finite = randomLogits(V, 11 * V);
+    const inf = [Math.floor(V / 2), Math.floor(V / 4)].filter((i) => i < V);
+    for (const i of inf) finite[i] = Infinity;
+    const got = await selectState('argmax_counted', finite, U({ vocab_size: V, temperature: 0 }));
+    expect(got[0]).toBe(Math.min(...inf));
+    expect(got[WORD]).toBe(new Set(inf).size);
+    const clean = await selectState('argmax_counted', randomLogits(V, 13 * V), U({ vocab_size: V, temperature: 0 }));
+    expect(clean[WORD]).toBe(0);
+  });
+
+  it('the contract counts only where it can (greedy, a header word, the tunable on) and says so', () => {
+    const plan = (attributes: Record<string, number>, tunables: Record<string, string> = {}) =>
+      planOp(dev, 'sample', { shapes: { logits: [50000] }, attributes: { temperature: 0, ...attributes }, tunables });
+    const p = plan({ nonfinite_word: 3 });
+    expect([p.variant, p.derived.countsNonfinite]).toEqual(['greedy_counted', true]);
+    expect(p.passes.map((x) => x.dispatch[0])).toEqual([phase1(plan({})), 1]);
+    for (const [a, t] of [[{}, {}], [{ nonfinite_word: 3, temperature: 0.7 }, {}], [{ nonfinite_word: 1 }, {}], [{ nonfinite_word: 3 }, { argmaxCount: 'off' }]] as const) {
+      const q = plan(a, t);
+      expect(q.variant, JSON.stringify([a, t])).not.toBe('greedy_counted');
+      expect(q.derived.countsNonfinite).toBe(false);
+    }
   });
 });
 

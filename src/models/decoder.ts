@@ -67,6 +67,7 @@ export class Decoder {
     this.dummyU8 = { buffer: uploadBuffer(dev.device, new Uint8Array(4), 'moe.unused'), dtype: 'uint8', shape: [1] };
     if (opts.fuseProjections ?? true) this.fuseProjections();
     if (opts.fuseGemv ?? true) this.findFusedGemv();
+    this.findHeadNormFused();
   }
 
   /**
@@ -337,6 +338,50 @@ export class Decoder {
    * keys/values to the cache. Returns the final normed hidden states: all T rows, or the one row `lastRow` ([1, H]).
    */
   emitForward(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): StepTensor {
+    const { h, normed } = this.emitHidden(s, ids, kv, pos, lastRow);
+    return normed ? h : this.finalNorm(s, h);
+  }
+
+  /**
+   * The forward pass (as emitForward) and the LM head: the logits of all T rows, or of the one row `lastRow`. Where the
+   * last layer runs fused for one token (decoding), the final norm rides in the head GEMV's prologue (headNormFused).
+   */
+  emitForwardLogits(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): StepTensor {
+    const { h, normed } = this.emitHidden(s, ids, kv, pos, lastRow);
+    if (normed || !this.headNormFused || h.shape[0] !== 1) return this.emitLogits(s, normed ? h : this.finalNorm(s, h));
+    const logits = s.act('logits', [1, this.cfg.vocabSize]);
+    s.op('linear_fused', { x: h, w: this.weights.get(this.headName), gamma: this.weights.get('model.norm.weight'), y: logits }, { prologue: 'rmsnorm', eps: this.cfg.rmsNormEps });
+    return logits;
+  }
+
+  /**
+   * Whether one token's logits come from the head GEMV with the final norm in its prologue (linear_fused, prologue
+   * rmsnorm) instead of an rmsnorm dispatch and the head: where the last layer runs fused and the contract takes the
+   * head that way. Set once the layers are planned.
+   */
+  private headNormFused = false;
+
+  private get headName(): string {
+    return this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
+  }
+
+  private findHeadNormFused(): void {
+    const cfg = this.cfg;
+    const head = this.weights.tensors.get(this.headName);
+    this.headNormFused =
+      !!head &&
+      this.fusedGemv.has(cfg.numLayers - 1) &&
+      opAccepts(this.dev, 'linear_fused', { x: f32([1, cfg.hiddenSize]), w: head, gamma: f32([cfg.hiddenSize]), y: f32([1, cfg.vocabSize]) }, { prologue: 'rmsnorm', eps: cfg.rmsNormEps });
+  }
+
+  private finalNorm(s: OpSink, h: StepTensor): StepTensor {
+    const normed = s.act('final', [h.shape[0]!, this.cfg.hiddenSize]);
+    this.norm(s, h, 'model.norm.weight', normed);
+    return normed;
+  }
+
+  /** The forward pass up to the final norm: the normed rows where the last residual add did the norm, else h. */
+  private emitHidden(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): { h: StepTensor; normed: boolean } {
     const cfg = this.cfg;
     const T = ids.shape[0]!;
     if (typeof pos === 'number' && pos + T > kv.capacity) {
@@ -431,15 +476,13 @@ export class Decoder {
       } else s.op('residual', { a: h2, b: d, out: h3 });
       h = h3;
     }
-    if (normedNext) return normedNext; // every row was wanted, and the final norm is fused into the last add
+    if (normedNext) return { h: normedNext, normed: true }; // every row was wanted, and the final norm is fused into the last add
     if (lastRow !== undefined) {
       const last = s.act('last', [1, H]);
       s.op('take_rows', { x: h, out: last }, { count: 1, first: lastRow });
       h = last;
     }
-    const normed = s.act('final', [h.shape[0]!, H]);
-    this.norm(s, h, 'model.norm.weight', normed);
-    return normed;
+    return { h, normed: false };
   }
 
   /** The dense gated MLP of layer l on x [T, H] -> [T, H]. */
@@ -587,9 +630,7 @@ export class Decoder {
 
   /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
   emitLogits(s: OpSink, hidden: StepTensor): StepTensor {
-    const rows = hidden.shape[0]!;
-    const head = this.weights.tensors.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight';
-    return this.linear(s, hidden, head, s.act('logits', [rows, this.cfg.vocabSize]));
+    return this.linear(s, hidden, this.headName, s.act('logits', [hidden.shape[0]!, this.cfg.vocabSize]));
   }
 
   private readonly int8RowsByShape = new Map<string, boolean>();

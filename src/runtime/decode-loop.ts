@@ -58,6 +58,36 @@ export interface DecodeLoopOptions {
 }
 
 /**
+ * The shortest of the last few intervals between token readbacks: what a step takes when nothing else (a compile at
+ * the first step on a new program, a slow host turn) holds it up. An average would carry such a stall into the next
+ * steps' sleeps, and a sleep longer than the step makes the next interval longer too.
+ */
+export class StepIntervals {
+  private readonly last: number[] = [];
+  constructor(private readonly window = 8) {}
+  add(ms: number): void {
+    this.last.push(ms);
+    if (this.last.length > this.window) this.last.shift();
+  }
+  /** 0 before the first interval. */
+  shortest(): number {
+    return this.last.length ? Math.min(...this.last) : 0;
+  }
+}
+
+/**
+ * How long after a token's readback the loop blocks before it polls for the next one, given the step time (the
+ * shortest recent interval): most of a long step, none of a short one. The last 10% of the step and 2 ms more are
+ * left to polling, to cover the readback's own latency (a map resolves a little after the GPU is done), so a sleep
+ * never outlasts the step it waits on: a sleep past the step's end lengthens the interval it measures, and so the
+ * next sleep. (Sleeping 80% of an average interval, as before, settles at five times that latency whatever the GPU
+ * does: a likely cause of the Llama-3.2-1B run at 9d36970 that took 1.95 ms a step for 0.79 ms of GPU work.)
+ */
+export function readSleepMs(stepMs: number): number {
+  return Math.max(0, 0.9 * stepMs - 2);
+}
+
+/**
  * Yields each sampled token id as it is read back; stops after o.maxTokens tokens or when the KV cache is full
  * (returns 'length' or 'context'). maxTokens 0 runs the prompt (prefill) and yields nothing. The caller stops
  * earlier by leaving the loop (EOS, stop strings).
@@ -96,18 +126,18 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     else await rec.submit();
     readback.request(step);
   };
-  // Waiting: block (no event-loop spinning) until most of the expected step time has passed, then poll.
+  // Waiting: block (no event-loop spinning) through most of a long step (readSleepMs), then poll.
   const sleep = readConfig().gpuWait === 'sleep';
+  const intervals = new StepIntervals();
   let lastAt = 0;
-  let stepMs = 0;
   const read = async (step: number): Promise<number> => {
-    if (sleep && stepMs > 0) sleepUntil(lastAt + 0.8 * stepMs);
+    if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(intervals.shortest()));
     const words = await readback.read(step);
     const bad = words[NONFINITE_WORD]!;
     if (bad > 0) throw new NonFiniteLogitsError(opts.label ?? dec.cfg.architecture, bad, dec.cfg.vocabSize, n + step - 1);
     const id = words[0]!;
     const at = performance.now();
-    if (lastAt > 0) stepMs = stepMs > 0 ? 0.8 * stepMs + 0.2 * (at - lastAt) : at - lastAt;
+    if (lastAt > 0) intervals.add(at - lastAt);
     lastAt = at;
     return id;
   };

@@ -41,11 +41,11 @@ export async function computeLogits(model: LoadedModel, ids: readonly number[], 
     for (let t = 0; t < T; t++) {
       const id = step.act('id', [1], 'uint32');
       step.op('copy_elements', { src: idsT, dst: id }, { count: 1, src_offset: t });
-      const logits = dec.emitLogits(step, dec.emitForward(step, id, kv, t));
+      const logits = dec.emitForwardLogits(step, id, kv, t);
       step.op('copy_elements', { src: { ...logits, shape: [V] }, dst: outT }, { count: V, dst_offset: t * V });
     }
   } else {
-    const logits = dec.emitLogits(step, dec.emitForward(step, idsT, kv, 0));
+    const logits = dec.emitForwardLogits(step, idsT, kv, 0);
     step.op('copy_elements', { src: { ...logits, shape: [T * V] }, dst: outT }, { count: T * V });
   }
   let program: Program | undefined;

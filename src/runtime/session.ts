@@ -66,6 +66,8 @@ export class DecodeSession {
   /** The first positions of the cache as a cache of their own, and the decode step on them (see decodePrefix). */
   private readonly prefix?: KvCache;
   private decodeOnPrefix?: CompiledStep;
+  /** Whether the sample op counts the NaN/Inf logits itself (its plan's countsNonfinite: greedy decoding). */
+  private readonly samplerCounts: boolean;
 
   constructor(
     readonly dec: Decoder,
@@ -81,19 +83,23 @@ export class DecodeSession {
     const V = dec.cfg.vocabSize;
     const plan = dec.ops.plan('sample', { logits: { dtype: 'float32', shape: [V] } }, this.sampleAttrs());
     const words = plan.outputs[0]!.shape[0]!;
+    this.samplerCounts = plan.derived.countsNonfinite === true;
     this.state = { buffer: storageBuffer(dec.dev, words * 4, 'sample.state'), dtype: 'uint32', shape: [words] };
     if (sampling.repetitionPenalty !== 1) this.history = { buffer: storageBuffer(dec.dev, capacity * 4, 'sample.history'), dtype: 'uint32', shape: [capacity] };
   }
 
   private sampleAttrs() {
-    return { temperature: this.sampling.temperature, top_k: this.sampling.topK, top_p: this.sampling.topP };
+    // the sampler counts the NaN/Inf logits where it can, unless a penalty comes between (it could overflow one)
+    const counted = this.sampling.repetitionPenalty === 1 ? NONFINITE_WORD : -1;
+    return { temperature: this.sampling.temperature, top_k: this.sampling.topK, top_p: this.sampling.topP, nonfinite_word: counted };
   }
 
   /** Penalty (when on) and sampling of one row of logits; the id lands in word 0 of `state`. */
   private emitSampling(s: OpSink, logits: StepTensor): void {
     const row: StepTensor = { ...logits, shape: [this.dec.cfg.vocabSize] };
-    // NaN/Inf logits are counted into the state's spare word 3, read back with the token id.
-    s.op('count_nonfinite', { x: row, flags: this.state }, { word: NONFINITE_WORD });
+    // NaN/Inf logits are counted into the state's spare word 3, read back with the token id: by the sampler itself
+    // where its plan says it counts (greedy decoding without a penalty), else here, before the penalty.
+    if (!this.samplerCounts) s.op('count_nonfinite', { x: row, flags: this.state }, { word: NONFINITE_WORD });
     if (this.history) s.op('rep_penalty', { logits: row, history: this.history }, { penalty: this.sampling.repetitionPenalty, count: dyn('hist') });
     s.op('sample', { logits: row, state: this.state }, { ...this.sampleAttrs(), seed: dyn('seed') });
   }
@@ -104,8 +110,7 @@ export class DecodeSession {
     if (!c) {
       const ids = storageBuffer(this.dec.dev, B * 4, `prefill.ids.${B}`);
       const step = new StepBuilder();
-      const hidden = this.dec.emitForward(step, { buffer: ids, dtype: 'uint32', shape: [B] }, this.kv, dyn('pos'), dyn('last'));
-      this.emitSampling(step, this.dec.emitLogits(step, hidden));
+      this.emitSampling(step, this.dec.emitForwardLogits(step, { buffer: ids, dtype: 'uint32', shape: [B] }, this.kv, dyn('pos'), dyn('last')));
       c = { step, ids };
       this.prefills.set(B, c);
     }
@@ -117,7 +122,7 @@ export class DecodeSession {
     const step = new StepBuilder();
     if (this.history) step.op('copy_elements', { src: this.state, dst: this.history }, { count: 1, src_offset: 0, dst_offset: dyn('hist', -1) });
     const ids: StepTensor = { buffer: this.state.buffer, dtype: 'uint32', shape: [1] };
-    this.emitSampling(step, this.dec.emitLogits(step, this.dec.emitForward(step, ids, kv, dyn('pos'))));
+    this.emitSampling(step, this.dec.emitForwardLogits(step, ids, kv, dyn('pos')));
     return { step };
   }
 
