@@ -325,6 +325,12 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const gu = weights(2 * I, H);
   const down = weights(H, I);
   const oProj = weights(H, H);
+  // --mlp-points' qkv and head points only: the q|k|v GEMV with rope and the cache write (32 query heads, 8 KV heads
+  // of 128, an f16 cache of 4096 positions) and the LM head with the final norm (vocabulary 128256)
+  const given0 = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { qkv?: unknown[]; head?: unknown[] }) : {};
+  const [nH, nKV, D, P, V] = [32, 8, 128, 4096, 128256];
+  const qkvW = given0.qkv?.length ? weights((nH + 2 * nKV) * D, H) : [];
+  const headW = given0.head?.length ? weights(V, H) : [];
   const vec = (n: number, f: (i: number) => number) => {
     const b = mk(n * 4);
     dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
@@ -338,7 +344,29 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const da = vec(I / 32, () => 0.01);
   const rs = vec(I / 16, () => 0);
   const q8 = { qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16] };
+  const cos = vec(P * (D / 2), (i) => Math.cos(i * 1e-3));
+  const sin = vec(P * (D / 2), (i) => Math.sin(i * 1e-3));
+  const cache = () => mk(P * nKV * D * 2);
+  const [kCache, vCache] = qkvW.length ? [cache(), cache()] : [y, y];
+  const q = vec(nH * D, () => 0);
+  const logits = headW.length ? vec(V, () => 0) : y;
   const ops = {
+    'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)': {
+      plan: (t: Record<string, string | number>) =>
+        planOp(dev, 'linear_rope_kv', {
+          shapes: { x: [1, H], w: [(nH + 2 * nKV) * D, H], gamma: [H], cos: [P, D / 2], sin: [P, D / 2], kCache: [P, nKV, D], vCache: [P, nKV, D], q: [1, nH, D] },
+          dtypes: { w: 'q4_k', kCache: 'float16', vCache: 'float16' },
+          attributes: { start_pos: 100 },
+          tunables: t,
+        }),
+      buffers: (i: number) => ({ x, w: qkvW[i % qkvW.length]!, gamma, cos, sin, kCache, vCache, q }),
+      bytes: BYTES.q4_k!((nH + 2 * nKV) * D, H),
+    },
+    'linear_fused head (rmsnorm)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [V, H], gamma: [H], y: [1, V] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'rmsnorm' }, tunables: t }),
+      buffers: (i: number) => ({ x, w: headW[i % headW.length]!, gamma, y: logits }),
+      bytes: BYTES.q4_k!(V, H),
+    },
     'linear_fused gate|up (rmsnorm)': {
       plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [2 * I, H], gamma: [H], y: [1, 2 * I] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'rmsnorm' }, tunables: t }),
       buffers: (i: number) => ({ x, w: gu[i % gu.length]!, gamma, y: guRow }),
@@ -385,7 +413,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     console.log(`mlp ${name} ${plan.variant} ${JSON.stringify(tunables)}: ${t.inPassMs.toFixed(5)} ms (${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of read)`);
     return t.inPassMs;
   };
-  const names = Object.keys(ops).filter((n) => !n.includes('o_proj')) as Name[];
+  const names = Object.keys(ops).filter((n) => !/o_proj|q\|k\|v|head/.test(n)) as Name[];
   for (let round = 1; round <= 2; round++) {
     const ms: number[] = [];
     for (const n of names) ms.push(await time(n, {}));
@@ -409,8 +437,11 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   }
   // (unroll 1 by default since 578f8a0: the points around it)
   // (--mlp-points '{"glu": [{...}], "q8": [{...}]}': these points instead of the sweeps below)
-  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Record<string, string | number>[]; q8?: Record<string, string | number>[]; o?: Record<string, string | number>[] }) : undefined;
+  type Points = Record<string, string | number>[];
+  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Points; q8?: Points; o?: Points; qkv?: Points; head?: Points }) : undefined;
   for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);
+  for (const t of given?.qkv ?? []) await time('linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)', t);
+  for (const t of given?.head ?? []) await time('linear_fused head (rmsnorm)', t);
   const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 16 }, { gemvWorkgroup: 512, gemvItems: 32 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = given?.q8 ?? [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
@@ -420,7 +451,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   }
-  for (const b of [...gu, ...down, ...oProj, x, gamma, guRow, y, qa, da, rs]) b.destroy();
+  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits])) b.destroy();
   return out;
 }
 

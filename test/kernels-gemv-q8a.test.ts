@@ -31,6 +31,7 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
+    [1, 65537, 256, {}], // N >= 65536 (an LM head): 4 columns an item, 1 slot a lane a turn
     // run sums kept in workgroup memory; weight loads pipelined a loop turn ahead (the first before the prologue)
     [2, 70, 768, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default: the plain loop
     [1, 37, 4096, { gemvRunSums: 'off' }], // 128 slots a row: several loop turns on any subgroup size

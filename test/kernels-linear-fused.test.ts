@@ -51,6 +51,7 @@ const CASES: Case[] = [
   ['q4_k', 3, 70, 256, 'glu', 'silu', 1, { gemvCols: 3, gemvUnroll: 3 }],
   ['q4_k', 1, 1000, 2048, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvItems: 2 }],
   ['q4_k', 1, 33, 512, 'glu', 'gelu_tanh', 0, {}],
+  ['q4_k', 1, 65537, 256, 'rmsnorm', 'silu', 0, {}], // a vocabulary-sized head (the final norm in its prologue): 4 columns, 32 items, 1 slot a turn
   // Q8_0: odd and even block counts per row (a row's blocks start 2 bytes off a word when the block before is odd)
   ['q8_0', 1, 37, 96, 'none', 'silu', 0, {}],
   ['q8_0', 2, 70, 160, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
