@@ -15,7 +15,7 @@ import { loadModel } from '../src/models/load.ts';
 import type { GpuWeights } from '../src/models/weights.ts';
 import { RANDOM_QUANTS, randomWeights, type RandomQuant } from '../src/models/random-weights.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
-import { decodeTokens } from '../src/runtime/decode-loop.ts';
+import { decodeTokens, type LoopTiming } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
 import { kernelTotals, Recorder } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
@@ -60,7 +60,8 @@ async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path
   const t0 = performance.now();
   let lastId = 0;
   let session: DecodeSession | undefined;
-  for await (const { id, at } of decodeTokens(dec, promptIds, o, { pipelined, path, onSession: (s) => (session = s) })) {
+  const timing: LoopTiming = { submitMs: [], sleepMs: [], waitMs: [] };
+  for await (const { id, at } of decodeTokens(dec, promptIds, o, { pipelined, path, timing, onSession: (s) => (session = s) })) {
     times.push(at);
     lastId = id;
   }
@@ -72,6 +73,8 @@ async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path
     p99StepMs: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!,
     worstStepMs: sorted.at(-1)!,
     tokensPerSecond: 1000 / median(steps),
+    // the host's part of a token's interval (medians over the decode steps: step 0 is the prompt)
+    hostMs: { submit: +median(timing.submitMs.slice(1)).toFixed(4), sleep: +median(timing.sleepMs.slice(1)).toFixed(4), wait: +median(timing.waitMs.slice(1)).toFixed(4) },
     lastId,
     session: session!,
   };
@@ -141,6 +144,8 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     p99StepMs: prog.p99StepMs,
     worstStepMs: prog.worstStepMs,
     sequentialTokensPerSecond: sequential.tokensPerSecond,
+    loopHostMs: prog.hostMs,
+    sequentialLoopHostMs: sequential.hostMs,
     program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, label: decodeProgram.label, stats: decodeProgram.stats },
     perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
     sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,
@@ -153,6 +158,7 @@ function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string
   const o = r.perOp;
   return (
     `${name}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (median step ${r.medianStepMs.toFixed(2)} ms, worst ${r.worstStepMs.toFixed(2)} ms; per-op path ${o.tokensPerSecond.toFixed(1)} tok/s); ` +
+    `loop: submit ${r.loopHostMs.submit.toFixed(3)} + sleep ${r.loopHostMs.sleep.toFixed(3)} + wait ${r.loopHostMs.wait.toFixed(3)} ms a token (sequential ${r.sequentialTokensPerSecond.toFixed(1)} tok/s); ` +
     `program: record ${p.recordMsPerStep.toFixed(3)} ms + submit ${p.submitMsPerStep.toFixed(3)} ms per step, ${p.hostUsPerDispatch.toFixed(2)} us/dispatch, ${p.dispatchesPerStep} dispatches in ${p.computePassesPerStep} pass(es), GPU ${p.gpuMsPerStep.toFixed(2)} ms/step; ` +
     `per-op: record ${o.recordMsPerStep.toFixed(2)} ms + submit ${o.submitMsPerStep.toFixed(2)} ms, ${o.hostUsPerDispatch.toFixed(1)} us/dispatch, ${o.computePassesPerStep} passes`
   );
@@ -312,6 +318,7 @@ const receipt = {
   method:
     'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
+    'loopHostMs (sequentialLoopHostMs: the loop without steps queued ahead): medians over the decode steps of the loop\'s host time a token: submit (record + submit of a step), sleep (blocking, before a readback), wait (for the readback after it). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
   results,
 };

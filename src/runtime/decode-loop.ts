@@ -55,6 +55,15 @@ export interface DecodeLoopOptions {
   path?: StepPath;
   /** Called with the session before the first step (benchmarks read its programs' stats). */
   onSession?: (s: DecodeSession) => void;
+  /** Filled with the host's time per step (benchmarks: where a token's interval goes). */
+  timing?: LoopTiming;
+}
+
+/** Host time of the loop, one entry per step in order (ms): record + submit, the blocking sleep, the wait after it. */
+export interface LoopTiming {
+  submitMs: number[];
+  sleepMs: number[];
+  waitMs: number[];
 }
 
 /**
@@ -115,6 +124,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   };
   /** Record and submit step `step` (0 = the prompt); its token lands in readback slot step % (depth + 1). */
   const submitStep = async (step: number): Promise<void> => {
+    const t0 = opts.timing ? performance.now() : 0;
     const rec = new Recorder(dec.dev, { timestamps: false });
     const program = step === 0 ? await session.recordPrefill(rec, promptIds, o.seed, path) : await session.recordDecode(rec, n, step, o.seed, path);
     readback.copy(rec, session.state.buffer, step);
@@ -125,14 +135,21 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     } else if (program) rec.submitUnchecked();
     else await rec.submit();
     readback.request(step);
+    opts.timing?.submitMs.push(performance.now() - t0);
   };
   // Waiting: block (no event-loop spinning) through most of a long step (readSleepMs), then poll.
   const sleep = readConfig().gpuWait === 'sleep';
   const intervals = new StepIntervals();
   let lastAt = 0;
   const read = async (step: number): Promise<number> => {
+    const t0 = opts.timing ? performance.now() : 0;
     if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(intervals.shortest()));
+    const t1 = opts.timing ? performance.now() : 0;
     const words = await readback.read(step);
+    if (opts.timing) {
+      opts.timing.sleepMs.push(t1 - t0);
+      opts.timing.waitMs.push(performance.now() - t1);
+    }
     const bad = words[NONFINITE_WORD]!;
     if (bad > 0) throw new NonFiniteLogitsError(opts.label ?? dec.cfg.architecture, bad, dec.cfg.vocabSize, n + step - 1);
     const id = words[0]!;
