@@ -129,6 +129,10 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
   const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
   // The generation token loop, compiled programs and the per-op path, in the same run.
   const perOp = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'per-op');
+  // once untimed first, right before: the GPU's clocks rise under load (the H200's SM clock idles at 345 MHz and
+  // runs at 1980 MHz under load; a 1B loop of 128 tokens lasts 0.1-0.2 s, and timed without this it took ~2 ms a
+  // token in some runs and ~1 ms in others, likely the clock it started at)
+  await loopSteps(dec, promptIds, tokens, 'program');
   const prog = await loopSteps(dec, promptIds, tokens, 'program');
   const sequential = await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program', false);
   // the program of the first timed step (a session runs a second one on a prefix of its cache while the sequence fits)
@@ -316,7 +320,7 @@ const receipt = {
   decodeDepth: readConfig().decodeDepth,
   tunables: readConfig().tunables,
   method:
-    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens. ' +
+    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens, timed right after one untimed run of the same loop (GPU clocks up). ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'loopHostMs (sequentialLoopHostMs: the loop without steps queued ahead): medians over the decode steps of the loop\'s host time a token: submit (record + submit of a step), sleep (blocking, before a readback), wait (for the readback after it). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
