@@ -343,8 +343,9 @@ export class Decoder {
   }
 
   /**
-   * The forward pass (as emitForward) and the LM head: the logits of all T rows, or of the one row `lastRow`. Where the
-   * last layer runs fused for one token (decoding), the final norm rides in the head GEMV's prologue (headNormFused).
+   * The forward pass (as emitForward) and the LM head: the logits of all T rows, or of the one row `lastRow`. Where one
+   * row is wanted (a decode step, a prompt's last row) and the last layer has the fused single-token path, the final
+   * norm rides in the head GEMV's prologue (headNormFused).
    */
   emitForwardLogits(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): StepTensor {
     const { h, normed } = this.emitHidden(s, ids, kv, pos, lastRow);

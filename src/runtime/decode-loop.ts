@@ -90,7 +90,7 @@ export class StepIntervals {
  * left to polling, to cover the readback's own latency (a map resolves a little after the GPU is done), so a sleep
  * never outlasts the step it waits on: a sleep past the step's end lengthens the interval it measures, and so the
  * next sleep. (Sleeping 80% of an average interval, as before, settles at five times that latency whatever the GPU
- * does: a likely cause of the Llama-3.2-1B run at 9d36970 that took 1.95 ms a step for 0.79 ms of GPU work.)
+ * does; test/decode-wait.test.ts models both rules.)
  */
 export function readSleepMs(stepMs: number): number {
   return Math.max(0, 0.9 * stepMs - 2);
