@@ -9,7 +9,7 @@ import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { opAccepts, opVariant, OpRunner, type Tensor } from '../ops/runner.ts';
+import { opAccepts, opPlan, opVariant, OpRunner, type Tensor } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
@@ -648,8 +648,7 @@ export class Decoder {
     const key = `${w.dtype}:${w.shape.join('x')}`;
     let r = this.int8RowsByShape.get(key);
     if (r === undefined) {
-      const v = opVariant(this.dev, 'linear_fused', { x: f32([1, w.shape[1]!]), w, y: f32([1, w.shape[0]!]) });
-      r = v === 'q80_plain_rows' || v === 'q6k_plain_rows';
+      r = opPlan(this.dev, 'linear_fused', { x: f32([1, w.shape[1]!]), w, y: f32([1, w.shape[0]!]) })?.derived.int8Activations === true;
       this.int8RowsByShape.set(key, r);
     }
     return r;

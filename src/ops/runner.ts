@@ -158,10 +158,15 @@ export function opAccepts(dev: TesseraDevice, op: string, tensors: Readonly<Reco
 
 /** The variant `op`'s contract picks for these tensors on this device, or undefined where none accepts them. */
 export function opVariant(dev: TesseraDevice, op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): string | undefined {
+  return opPlan(dev, op, tensors, attributes)?.variant;
+}
+
+/** The plan `op`'s contract makes for these tensors on this device (its derived values say what it does), or undefined where none accepts them. */
+export function opPlan(dev: TesseraDevice, op: string, tensors: Readonly<Record<string, TensorSpec>>, attributes: Readonly<Record<string, AttributeValue>> = {}): Plan | undefined {
   let r = acceptRunners.get(dev);
   if (!r) acceptRunners.set(dev, (r = new OpRunner(dev)));
   try {
-    return r.plan(op, tensors, attributes).variant;
+    return r.plan(op, tensors, attributes);
   } catch (e) {
     if (e instanceof ContractError || e instanceof ContractInputError) return undefined;
     throw e;
