@@ -33,7 +33,7 @@ const PART = 4 + 2 * TOPK_PATH_KMAX;
 const GUARD = 64;
 const SENTINEL = 0xdeadbeef;
 
-type Path = 'argmax' | 'argmax_counted' | 'single_pass' | 'topk_path';
+type Path = 'argmax' | 'argmax_counted' | 'single_pass' | 'topk_path' | 'topk_serial';
 /** The state word the counted greedy path writes its NaN/Inf count into (the decode loop's). */
 const WORD = 3;
 
@@ -42,10 +42,12 @@ const WORD = 3;
  * top_k_any_temperature) or single_pass variant.
  */
 function samplePlan(path: Path, u: SampleUniforms, contract = 'sample', registry?: Registry): Plan {
-  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature' }[path];
+  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature', topk_serial: 'top_k_serial' }[path];
   return planOp(dev, contract, {
     shapes: { logits: [u.vocab_size] },
     attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed, ...(path === 'argmax_counted' ? { nonfinite_word: WORD } : {}) },
+    // the CPU adapters' top-k path, on any device
+    ...(path === 'topk_serial' ? { tunables: { cpuMapping: 'on' } } : {}),
     variant,
     ...(registry ? { registry } : {}),
   });
@@ -57,7 +59,7 @@ function outputWords(path: Path, n: number): number {
   if (path === 'argmax') return PART + 2 * n;
   if (path === 'argmax_counted') return PART + 3 * n;
   if (path === 'topk_path') return PART + 2 * TOPK_PATH_KMAX * n;
-  return 4;
+  return 4; // single_pass, topk_serial: the token alone
 }
 
 /** Phase-1 workgroups of a plan (its first pass's dispatch width). */
@@ -83,7 +85,7 @@ async function selectState(path: Path, logits: Float32Array, u: SampleUniforms, 
 }
 
 /** Tokens for many seeds in one submit (the top-k path's first two phases run once). */
-async function drawMany(path: 'single_pass' | 'topk_path', logits: Float32Array, u: SampleUniforms, seeds: number[]): Promise<Uint32Array> {
+async function drawMany(path: 'single_pass' | 'topk_path' | 'topk_serial', logits: Float32Array, u: SampleUniforms, seeds: number[]): Promise<Uint32Array> {
   const plan = samplePlan(path, { ...u, random_seed: seeds[0]! });
   const lb = uploadBuffer(dev.device, logits, 'logits');
   const ob = uploadBuffer(dev.device, new Uint32Array(outputWords(path, phase1(plan))), 'output');
@@ -196,6 +198,35 @@ describe('greedy argmax with the NaN/Inf count (greedy_counted)', () => {
       expect(q.variant, JSON.stringify([a, t])).not.toBe('greedy_counted');
       expect(q.derived.countsNonfinite).toBe(false);
     }
+    // sampling: the CPU adapters' top-k path counts; the registry paths do not
+    const sampled = { nonfinite_word: 3, temperature: 0.7, top_k: 40 };
+    const serial = plan(sampled, { cpuMapping: 'on' });
+    expect([serial.variant, serial.derived.countsNonfinite]).toEqual(['top_k_serial', true]);
+    for (const [a, t] of [[sampled, { cpuMapping: 'off' }], [{ ...sampled, top_k: 0 }, { cpuMapping: 'on' }], [sampled, { cpuMapping: 'on', argmaxCount: 'off' }]] as const) {
+      const q = plan(a, t);
+      expect(q.derived.countsNonfinite, JSON.stringify([a, t])).toBe(q.variant === 'top_k_serial' && t.argmaxCount !== 'off');
+      expect(q.derived.countsNonfinite).toBe(false);
+    }
+  });
+
+  it('top_k_serial counts them too, and leaves the word alone when not asked', async () => {
+    const V = 5000;
+    const logits = randomLogits(V, 17);
+    for (const i of [0, 77, V - 1]) logits[i] = NaN;
+    logits[4000] = -Infinity;
+    for (const word of [3, -1]) {
+      const plan = planOp(dev, 'sample', { shapes: { logits: [V] }, attributes: { temperature: 0.9, top_k: 8, seed: 5, nonfinite_word: word }, tunables: { cpuMapping: 'on' } });
+      expect(plan.variant).toBe('top_k_serial');
+      const lb = uploadBuffer(dev.device, logits, 'logits');
+      const ob = uploadBuffer(dev.device, new Uint32Array(8).fill(SENTINEL), 'output');
+      await runPlan(dev, plan, { logits: lb, state: ob });
+      const got = await readUint32(dev.device, ob, 8);
+      lb.destroy();
+      ob.destroy();
+      expect(got[WORD], `nonfinite_word ${word}`).toBe(word === 3 ? 4 : SENTINEL);
+      expect([...got.subarray(1, 3), ...got.subarray(4)].every((w) => w === SENTINEL)).toBe(true);
+      expect(got[0]).toBeLessThan(V);
+    }
   });
 });
 
@@ -204,7 +235,7 @@ describe('sampling', () => {
     const logits = randomLogits(3000, 5);
     const want = argmaxRef(logits);
     const seeds = [0, 1, 2, 99, 12345];
-    for (const path of ['single_pass', 'topk_path'] as const) {
+    for (const path of ['single_pass', 'topk_path', 'topk_serial'] as const) {
       const got = await drawMany(path, logits, U({ vocab_size: 3000, top_k: 1, temperature: 1.5 }), seeds);
       expect([...got]).toEqual(seeds.map(() => want));
     }
@@ -218,6 +249,7 @@ describe('sampling', () => {
     const b = await select('topk_path', logits, u);
     expect(await select('topk_path', logits, u)).toBe(b);
     expect(b).toBe(a);
+    expect(await select('topk_serial', logits, u)).toBe(b);
   });
 
   it('matches the reference token for given seeds (temperature, top-k, top-p)', async () => {
@@ -234,11 +266,11 @@ describe('sampling', () => {
       for (const c of configs) {
         const u = U({ vocab_size: V, ...c });
         const seeds = [3, 17, 1000, 77777];
-        const paths = (['single_pass', 'topk_path'] as const).filter((p) => p === 'single_pass' || (u.top_k > 0 && u.top_k <= TOPK_PATH_KMAX));
+        const paths = (['single_pass', 'topk_path', 'topk_serial'] as const).filter((p) => p === 'single_pass' || (u.top_k > 0 && u.top_k <= TOPK_PATH_KMAX));
         for (const path of paths) {
           const got = await drawMany(path, logits, u, seeds);
           for (const [i, s] of seeds.entries()) {
-            const ref = sampleRef(logits, { ...u, random_seed: s }, path);
+            const ref = sampleRef(logits, { ...u, random_seed: s }, path === 'topk_serial' ? 'topk_path' : path);
             if (ref.margin < 1e-5) continue; // u * total sits on a bucket edge: f32 may pick the neighbour
             expect(got[i], `${path} V=${V} ${JSON.stringify(c)} seed ${s}`).toBe(ref.token);
             checked++;
@@ -249,11 +281,11 @@ describe('sampling', () => {
     expect(checked).toBeGreaterThan(80);
   });
 
-  it('sampled frequencies follow the softmax (chi-square, 8 tokens, 2000 + 1000 draws)', async () => {
+  it('sampled frequencies follow the softmax (chi-square, 8 tokens, 2000 + 1000 + 1000 draws)', async () => {
     const logits = Float32Array.from([1.2, -0.3, 0.4, 2.0, 0.0, -1.0, 0.9, 1.5]);
     const u = U({ vocab_size: 8, temperature: 0.9, top_k: 8 });
     const p = sampleRef(logits, u).probs;
-    for (const [path, draws] of [['single_pass', 2000], ['topk_path', 1000]] as const) {
+    for (const [path, draws] of [['single_pass', 2000], ['topk_path', 1000], ['topk_serial', 1000]] as const) {
       const got = await drawMany(path, logits, u, Array.from({ length: draws }, (_, i) => i));
       const counts = new Array<number>(8).fill(0);
       for (const t of got) counts[t]!++;
@@ -274,7 +306,7 @@ describe('sampling', () => {
     const nucleus = sampleRef(logits, u).probs;
     expect([...nucleus].map((x, i) => (x > 0 ? i : -1)).filter((i) => i >= 0)).toEqual([3, 40]);
     const seeds = Array.from({ length: 80 }, (_, i) => 1000 + i);
-    for (const [path, uu] of [['single_pass', u], ['topk_path', { ...u, top_k: 10 }]] as const) {
+    for (const [path, uu] of [['single_pass', u], ['topk_path', { ...u, top_k: 10 }], ['topk_serial', { ...u, top_k: 10 }]] as const) {
       const got = [...(await drawMany(path, logits, uu, seeds))];
       expect(new Set(got), path).toEqual(new Set([3, 40]));
       const share = got.filter((t) => t === 40).length / got.length;
@@ -292,6 +324,7 @@ describe('sampling', () => {
     expect(single).toEqual(new Set([0, 2, 3, 4, 6]));
     const topk = new Set(await drawMany('topk_path', logits, u, seeds));
     expect(topk).toEqual(new Set([0, 2]));
+    expect(new Set(await drawMany('topk_serial', logits, u, seeds))).toEqual(new Set([0, 2]));
   });
 });
 

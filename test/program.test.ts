@@ -161,12 +161,16 @@ describe('non-finite logits', () => {
     try {
       const norm = model.weights.get('model.norm.weight');
       writeBuffer(dev.device, norm.buffer, new Float32Array(norm.shape[0]!).fill(Number.NaN), norm.offset ?? 0);
-      const o = resolveGenerationOptions({ maxTokens: 4, temperature: 0 }, { eosTokenIds: [] });
-      const run = async () => {
-        for await (const _t of decodeTokens(model.decoder, [1, 2, 3], o, { label: 'models/default' })) void _t;
-      };
-      await expect(run()).rejects.toThrow(NonFiniteLogitsError);
-      await expect(run()).rejects.toThrow(/model models\/default: 2048 of 2048 logits are NaN or infinite at position 2/);
+      // greedy (the argmax pass counts), top-k sampling (SwiftShader: the serial top-k path counts; GPUs:
+      // count_nonfinite) and top-k with a penalty (count_nonfinite before it, everywhere)
+      for (const settings of [{ temperature: 0 }, { temperature: 0.8, topK: 40 }, { temperature: 0.8, topK: 40, repetitionPenalty: 1.2 }]) {
+        const o = resolveGenerationOptions({ maxTokens: 4, ...settings }, { eosTokenIds: [] });
+        const run = async () => {
+          for await (const _t of decodeTokens(model.decoder, [1, 2, 3], o, { label: 'models/default' })) void _t;
+        };
+        await expect(run(), JSON.stringify(settings)).rejects.toThrow(NonFiniteLogitsError);
+        await expect(run(), JSON.stringify(settings)).rejects.toThrow(/model models\/default: 2048 of 2048 logits are NaN or infinite at position 2/);
+      }
       await expect(computeLogits(model, [1, 2, 3])).rejects.toThrow(/logits are NaN or infinite at position 0/);
     } finally {
       model.destroy();

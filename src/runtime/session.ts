@@ -66,7 +66,7 @@ export class DecodeSession {
   /** The first positions of the cache as a cache of their own, and the decode step on them (see decodePrefix). */
   private readonly prefix?: KvCache;
   private decodeOnPrefix?: CompiledStep;
-  /** Whether the sample op counts the NaN/Inf logits itself (its plan's countsNonfinite: greedy decoding). */
+  /** Whether the sample op counts the NaN/Inf logits itself (its plan's countsNonfinite). */
   private readonly samplerCounts: boolean;
 
   constructor(
@@ -98,7 +98,8 @@ export class DecodeSession {
   private emitSampling(s: OpSink, logits: StepTensor): void {
     const row: StepTensor = { ...logits, shape: [this.dec.cfg.vocabSize] };
     // NaN/Inf logits are counted into the state's spare word 3, read back with the token id: by the sampler itself
-    // where its plan says it counts (greedy decoding without a penalty), else here, before the penalty.
+    // where its plan says it counts (greedy decoding, top-k sampling on CPU adapters; no penalty), else here, before
+    // the penalty.
     if (!this.samplerCounts) s.op('count_nonfinite', { x: row, flags: this.state }, { word: NONFINITE_WORD });
     if (this.history) s.op('rep_penalty', { logits: row, history: this.history }, { penalty: this.sampling.repetitionPenalty, count: dyn('hist') });
     s.op('sample', { logits: row, state: this.state }, { ...this.sampleAttrs(), seed: dyn('seed') });
