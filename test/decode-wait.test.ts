@@ -1,6 +1,7 @@
 // How the decode loop waits for a token: the sleep before polling follows the shortest recent step and never holds a
 // fast step back (src/runtime/decode-loop.ts).
 import { describe, expect, it } from 'vitest';
+import { napUntil } from '../src/gpu/wait.ts';
 import { readSleepMs, StepIntervals } from '../src/runtime/decode-loop.ts';
 
 /** The loop's intervals when the GPU (or host) needs `stepMs` a token and, after a sleep, the readback resolves
@@ -67,5 +68,16 @@ describe('decode loop waits', () => {
       avg = 0.8 * avg + 0.2 * ms;
     }
     expect(ms).toBeCloseTo(2.0, 2);
+  });
+});
+
+describe('napUntil (long steps polled in naps)', () => {
+  it('returns the value once the promise settles, rethrows its error', async () => {
+    const later = <T>(v: T, ms: number) => new Promise<T>((r) => setTimeout(() => r(v), ms));
+    const t0 = performance.now();
+    expect(await napUntil(later(7, 5), 0.25)).toBe(7);
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(await napUntil(Promise.resolve('now'), 0.25)).toBe('now');
+    await expect(napUntil(new Promise((_, no) => setTimeout(() => no(new Error('lost')), 2)), 0.25)).rejects.toThrow('lost');
   });
 });

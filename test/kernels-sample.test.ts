@@ -42,7 +42,7 @@ const WORD = 3;
  * top_k_any_temperature) or single_pass variant.
  */
 function samplePlan(path: Path, u: SampleUniforms, contract = 'sample', registry?: Registry): Plan {
-  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature', topk_serial: 'top_k_serial' }[path];
+  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature', topk_serial: 'serial' }[path];
   return planOp(dev, contract, {
     shapes: { logits: [u.vocab_size] },
     attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed, ...(path === 'argmax_counted' ? { nonfinite_word: WORD } : {}) },
@@ -144,6 +144,8 @@ describe('greedy argmax', () => {
       expect(await select('argmax_counted', logits, u)).toBe(want);
       expect(await select('single_pass', logits, u)).toBe(want);
       expect(await select('topk_path', logits, { ...u, top_k: 5 })).toBe(want);
+      expect(await select('topk_serial', logits, u)).toBe(want);
+      expect(await select('topk_serial', logits, { ...u, top_k: 5 })).toBe(want);
       if (V > 1) {
         // any phase-1 dispatch size works
         expect(await select('argmax', logits, u, 1)).toBe(want);
@@ -161,6 +163,8 @@ describe('greedy argmax', () => {
     expect(await select('argmax_counted', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
     expect(await select('single_pass', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
     expect(await select('argmax_counted', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
+    expect(await select('topk_serial', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
+    expect(await select('topk_serial', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
   });
 });
 
@@ -190,9 +194,9 @@ describe('greedy argmax with the NaN/Inf count (greedy_counted)', () => {
   it('the contract counts only where it can (greedy, a header word, the tunable on) and says so', () => {
     const plan = (attributes: Record<string, number>, tunables: Record<string, string> = {}) =>
       planOp(dev, 'sample', { shapes: { logits: [50000] }, attributes: { temperature: 0, ...attributes }, tunables });
-    const p = plan({ nonfinite_word: 3 });
+    const p = plan({ nonfinite_word: 3 }, { cpuMapping: 'off' });
     expect([p.variant, p.derived.countsNonfinite]).toEqual(['greedy_counted', true]);
-    expect(p.passes.map((x) => x.dispatch[0])).toEqual([phase1(plan({})), 1]);
+    expect(p.passes.map((x) => x.dispatch[0])).toEqual([phase1(plan({}, { cpuMapping: 'off' })), 1]);
     for (const [a, t] of [[{}, {}], [{ nonfinite_word: 3, temperature: 0.7 }, {}], [{ nonfinite_word: 1 }, {}], [{ nonfinite_word: 3 }, { argmaxCount: 'off' }]] as const) {
       const q = plan(a, t);
       expect(q.variant, JSON.stringify([a, t])).not.toBe('greedy_counted');
@@ -201,22 +205,25 @@ describe('greedy argmax with the NaN/Inf count (greedy_counted)', () => {
     // sampling: the CPU adapters' top-k path counts; the registry paths do not
     const sampled = { nonfinite_word: 3, temperature: 0.7, top_k: 40 };
     const serial = plan(sampled, { cpuMapping: 'on' });
-    expect([serial.variant, serial.derived.countsNonfinite]).toEqual(['top_k_serial', true]);
+    expect([serial.variant, serial.derived.countsNonfinite]).toEqual(['serial', true]);
+    // and greedy decoding on a CPU adapter: the serial path too (no barriers), counting
+    const greedyCpu = plan({ nonfinite_word: 3 }, { cpuMapping: 'on' });
+    expect([greedyCpu.variant, greedyCpu.derived.countsNonfinite]).toEqual(['serial', true]);
     for (const [a, t] of [[sampled, { cpuMapping: 'off' }], [{ ...sampled, top_k: 0 }, { cpuMapping: 'on' }], [sampled, { cpuMapping: 'on', argmaxCount: 'off' }]] as const) {
       const q = plan(a, t);
-      expect(q.derived.countsNonfinite, JSON.stringify([a, t])).toBe(q.variant === 'top_k_serial' && t.argmaxCount !== 'off');
+      expect(q.derived.countsNonfinite, JSON.stringify([a, t])).toBe(q.variant === 'serial' && t.argmaxCount !== 'off');
       expect(q.derived.countsNonfinite).toBe(false);
     }
   });
 
-  it('top_k_serial counts them too, and leaves the word alone when not asked', async () => {
+  it('the serial path counts them too, and leaves the word alone when not asked', async () => {
     const V = 5000;
     const logits = randomLogits(V, 17);
     for (const i of [0, 77, V - 1]) logits[i] = NaN;
     logits[4000] = -Infinity;
     for (const word of [3, -1]) {
       const plan = planOp(dev, 'sample', { shapes: { logits: [V] }, attributes: { temperature: 0.9, top_k: 8, seed: 5, nonfinite_word: word }, tunables: { cpuMapping: 'on' } });
-      expect(plan.variant).toBe('top_k_serial');
+      expect(plan.variant).toBe('serial');
       const lb = uploadBuffer(dev.device, logits, 'logits');
       const ob = uploadBuffer(dev.device, new Uint32Array(8).fill(SENTINEL), 'output');
       await runPlan(dev, plan, { logits: lb, state: ob });

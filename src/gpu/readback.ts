@@ -34,12 +34,12 @@ export class U32Readback {
     this.pending[i] = p;
   }
 
-  /** Wait for a requested slot and return its words (the slot is unmapped for reuse). */
-  async read(slot: number): Promise<Uint32Array> {
+  /** Wait for a requested slot (through `wait`, default a plain await) and return its words (the slot is unmapped for reuse). */
+  async read(slot: number, wait?: (p: Promise<void>) => Promise<void>): Promise<Uint32Array> {
     const i = slot % this.staging.length;
     const p = this.pending[i];
     if (!p) throw new Error(`readback slot ${i} was not requested`);
-    await p;
+    await (wait ? wait(p) : p);
     this.pending[i] = undefined;
     const b = this.staging[i]!;
     const out = new Uint32Array(b.getMappedRange(0, this.words * 4).slice(0));

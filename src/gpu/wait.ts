@@ -32,3 +32,21 @@ export function sleepUntil(deadline: number): void {
 export function queueIdle(dev: { device: GPUDevice }): Promise<void> {
   return gpuWait(dev.device.queue.onSubmittedWorkDone());
 }
+
+/**
+ * Waits for `p` in short blocking naps with one event-loop turn between them (Dawn's node bindings process GPU events
+ * in a setImmediate callback, so a turn is what completes a map), instead of spinning turns back to back: on a CPU
+ * adapter (SwiftShader) the spinning main thread takes a core from the threads that run the shaders. Each nap adds up
+ * to `napMs` of latency after the GPU is done. In a browser (no blocking) it is a plain await.
+ */
+export async function napUntil<T>(p: Promise<T>, napMs: number): Promise<T> {
+  if (!canBlock) return p;
+  let done = false;
+  const watched = p.finally(() => (done = true));
+  watched.catch(() => {});
+  while (!done) {
+    Atomics.wait(cell!, 0, 0, napMs);
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  return watched;
+}

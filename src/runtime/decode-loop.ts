@@ -9,7 +9,7 @@
  */
 import { U32Readback } from '../gpu/readback.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { queueIdle, sleepUntil } from '../gpu/wait.ts';
+import { napUntil, queueIdle, sleepUntil } from '../gpu/wait.ts';
 import { readConfig } from '../config.ts';
 import type { Decoder } from '../models/decoder.ts';
 import type { ResolvedGenerationOptions } from './options.ts';
@@ -96,6 +96,10 @@ export function readSleepMs(stepMs: number): number {
   return Math.max(0, 0.9 * stepMs - 2);
 }
 
+/** Steps longer than this (ms) are waited on in naps of NAP_MS after the sleep (napUntil). */
+const NAP_STEP_MS = 5;
+const NAP_MS = 0.25;
+
 /**
  * Yields each sampled token id as it is read back; stops after o.maxTokens tokens or when the KV cache is full
  * (returns 'length' or 'context'). maxTokens 0 runs the prompt (prefill) and yields nothing. The caller stops
@@ -143,9 +147,11 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   let lastAt = 0;
   const read = async (step: number): Promise<number> => {
     const t0 = opts.timing ? performance.now() : 0;
-    if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(intervals.shortest()));
+    const stepMs = intervals.shortest();
+    if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(stepMs));
     const t1 = opts.timing ? performance.now() : 0;
-    const words = await readback.read(step);
+    // long steps (a CPU adapter's) are polled in naps, not spun: the spinning thread would take a core from the shaders
+    const words = await readback.read(step, sleep && stepMs > NAP_STEP_MS ? (p) => napUntil(p, NAP_MS) : undefined);
     if (opts.timing) {
       opts.timing.sleepMs.push(t1 - t0);
       opts.timing.waitMs.push(performance.now() - t1);

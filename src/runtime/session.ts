@@ -98,7 +98,7 @@ export class DecodeSession {
   private emitSampling(s: OpSink, logits: StepTensor): void {
     const row: StepTensor = { ...logits, shape: [this.dec.cfg.vocabSize] };
     // NaN/Inf logits are counted into the state's spare word 3, read back with the token id: by the sampler itself
-    // where its plan says it counts (greedy decoding, top-k sampling on CPU adapters; no penalty), else here, before
+    // where its plan says it counts (greedy decoding; top-k sampling on CPU adapters; no penalty), else here, before
     // the penalty.
     if (!this.samplerCounts) s.op('count_nonfinite', { x: row, flags: this.state }, { word: NONFINITE_WORD });
     if (this.history) s.op('rep_penalty', { logits: row, history: this.history }, { penalty: this.sampling.repetitionPenalty, count: dyn('hist') });
