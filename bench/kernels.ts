@@ -325,12 +325,15 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const gu = weights(2 * I, H);
   const down = weights(H, I);
   const oProj = weights(H, H);
-  // --mlp-points' qkv and head points only: the q|k|v GEMV with rope and the cache write (32 query heads, 8 KV heads
-  // of 128, an f16 cache of 4096 positions) and the LM head with the final norm (vocabulary 128256)
-  const given0 = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { qkv?: unknown[]; head?: unknown[] }) : {};
+  // (--mlp-points '{"glu": [{...}], "q8": [{...}], "o": [...], "qkv": [...], "head": [...]}': these points instead of the
+  // sweeps below)
+  type Points = Record<string, string | number>[];
+  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Points; q8?: Points; o?: Points; qkv?: Points; head?: Points }) : undefined;
+  // the qkv and head points only: the q|k|v GEMV with rope and the cache write (32 query heads, 8 KV heads of 128, an
+  // f16 cache of 4096 positions) and the LM head with the final norm (vocabulary 128256)
   const [nH, nKV, D, P, V] = [32, 8, 128, 4096, 128256];
-  const qkvW = given0.qkv?.length ? weights((nH + 2 * nKV) * D, H) : [];
-  const headW = given0.head?.length ? weights(V, H) : [];
+  const qkvW = given?.qkv?.length ? weights((nH + 2 * nKV) * D, H) : [];
+  const headW = given?.head?.length ? weights(V, H) : [];
   const vec = (n: number, f: (i: number) => number) => {
     const b = mk(n * 4);
     dev.device.queue.writeBuffer(b, 0, new Float32Array(n).map((_, i) => f(i)));
@@ -436,9 +439,6 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     }
   }
   // (unroll 1 by default since 578f8a0: the points around it)
-  // (--mlp-points '{"glu": [{...}], "q8": [{...}]}': these points instead of the sweeps below)
-  type Points = Record<string, string | number>[];
-  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Points; q8?: Points; o?: Points; qkv?: Points; head?: Points }) : undefined;
   for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);
   for (const t of given?.qkv ?? []) await time('linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)', t);
   for (const t of given?.head ?? []) await time('linear_fused head (rmsnorm)', t);
