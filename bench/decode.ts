@@ -19,7 +19,7 @@ import { decodeTokens, type LoopTiming } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
 import { kernelTotals, Recorder } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
-import { measureReadBandwidth } from './bandwidth.ts';
+import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
 import { receiptCommit } from './commit.ts';
 import { readConfig } from '../src/config.ts';
@@ -268,8 +268,9 @@ for (const q of quants) if (!RANDOM_QUANTS.includes(q)) throw new Error(`--quant
 const context = Number(arg('context', '16'));
 if (!Number.isInteger(context) || context < 1) throw new Error(`--context: a prompt length of at least 1 token, not ${arg('context', '')}`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
-const bandwidth = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
-console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): streaming read ${(bandwidth / 1e9).toFixed(0)} GB/s`);
+const readBandwidth = await measureReadBandwidthDetail(dev, Number(arg('bw-bytes', String(dev.caps.features.has('shader-f16') ? 2 ** 30 : 2 ** 26))));
+const bandwidth = readBandwidth.bytesPerSecond;
+console.log(`${describeAdapter(dev.caps)} (Dawn: ${(dev.dawnArgs ?? []).join(' ')}): ${describeReadBandwidth(readBandwidth)}`);
 const results: unknown[] = [];
 for (const p of presets) {
   const preset = decoderConfigFromHF(PRESETS[p]!, `preset ${p}`);
@@ -316,6 +317,7 @@ const receipt = {
   adapterInfo: dev.caps.adapterInfo,
   commit,
   readBandwidthBytesPerSecond: bandwidth,
+  readBandwidth,
   dawnArgs: dev.dawnArgs ?? [],
   decodeDepth: readConfig().decodeDepth,
   tunables: readConfig().tunables,
@@ -323,7 +325,7 @@ const receipt = {
     'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens, timed right after one untimed run of the same loop (GPU clocks up). ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'loopHostMs (sequentialLoopHostMs: the loop without steps queued ahead): medians over the decode steps of the loop\'s host time a token: submit (record + submit of a step), sleep (blocking, before a readback), wait (for the readback after it). ' +
-    'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run',
+    'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run (readBandwidth: the fastest of its read patterns, heated, back to back in one pass; legacy: the measure before 2026-12-02)',
   results,
 };
 writeFileSync(out, JSON.stringify(receipt, null, 2));

@@ -19,7 +19,7 @@ import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/de
 import { Recorder } from '../src/gpu/recorder.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
-import { measureReadBandwidth } from './bandwidth.ts';
+import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
 import { fillWeights, heatGpu, spanMsPerCall } from './gpu-bench.ts';
 import { loadOrt, timeMatMulNBits } from './ort-matmulnbits.ts';
@@ -470,8 +470,9 @@ async function main() {
   const ort = process.argv.includes('--ort') ? await loadOrt() : undefined;
   const dev = await createDevice({ timestamps: true });
   if (!dev.timestamps) throw new Error('this benchmark needs timestamp-query');
-  const bw = await measureReadBandwidth(dev, Number(arg('bw-bytes', String(dev.caps.adapterInfo?.architecture === 'swiftshader' ? 2 ** 26 : 2 ** 30))));
-  console.log(`${describeAdapter(dev.caps)}: streaming read ${(bw / 1e9).toFixed(0)} GB/s`);
+  const readBandwidth = await measureReadBandwidthDetail(dev, Number(arg('bw-bytes', String(dev.caps.adapterInfo?.architecture === 'swiftshader' ? 2 ** 26 : 2 ** 30))));
+  const bw = readBandwidth.bytesPerSecond;
+  console.log(`${describeAdapter(dev.caps)}: ${describeReadBandwidth(readBandwidth)}`);
   const results: unknown[] = [];
   for (const fmt of formats) {
     if (fmt === 'float16' && !dev.caps.features.has('shader-f16')) console.log('(float16 weights are read as u32 pairs: no shader-f16 needed)');
@@ -658,6 +659,7 @@ async function main() {
     commit: receiptCommit(),
     dawnArgs: dev.dawnArgs,
     readBandwidthBytesPerSecond: Math.round(bw),
+    readBandwidth,
     method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
     results,
     attention,
