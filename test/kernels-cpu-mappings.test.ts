@@ -1,6 +1,6 @@
 /**
  * The CPU-adapter mappings (chosen on SwiftShader, forced anywhere with the `cpuMapping` tunable): f32 matmul with one
- * invocation per (column, block of rows), RMS norm with one invocation per row, attention with one invocation per
+ * invocation per (block of columns, block of rows), RMS norm with one invocation per row, attention with one invocation per
  * (query token, head),
  * each against its CPU reference on shapes that cover the edges (M = 1 and past a row block, K not a multiple of 4,
  * N not a multiple of the workgroup, every residual mode).
@@ -39,18 +39,20 @@ describe('linear f32_rows_cpu', () => {
     [8, 130, 64],
     [13, 64, 100],
     [16, 257, 256],
-  ])('M=%i N=%i K=%i matches the reference', async (M, N, K) => {
+  ])('M=%i N=%i K=%i matches the reference (default split, 1 column in 64, 3 columns in 5)', async (M, N, K) => {
     const r = new Rng(`cpu-linear/${M}x${N}x${K}`);
     const x = r.floats(M * K);
     const w = r.floats(N * K);
-    const { outputs, plan } = await runContract(dev, opContract('linear'), {
-      inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'float32', shape: [N, K], data: w } },
-      attributes: { alpha: 0.75 },
-      tunables: { cpuMapping: 'on' },
-    });
-    expect(plan.variant).toBe('f32_rows_cpu');
     const want = matmulF32Reference(x, w, { M, N, K, alpha: 0.75 });
-    expect(relErr(outputs.y!.data as Float32Array, want)).toBeLessThan(2e-6);
+    for (const split of [{}, { cpuCols: 1, cpuWorkgroup: 64 }, { cpuCols: 3, cpuWorkgroup: 5 }] as Record<string, number>[]) {
+      const { outputs, plan } = await runContract(dev, opContract('linear'), {
+        inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'float32', shape: [N, K], data: w } },
+        attributes: { alpha: 0.75 },
+        tunables: { cpuMapping: 'on', ...split },
+      });
+      expect(plan.variant).toBe('f32_rows_cpu');
+      expect(relErr(outputs.y!.data as Float32Array, want), JSON.stringify(split)).toBeLessThan(2e-6);
+    }
   });
 });
 
