@@ -51,7 +51,8 @@ function bytesPerToken(w: GpuWeights, cfg: DecoderConfig): number {
   return b;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** NaN for no values (a prompt-only run has no decode steps) */
+const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : NaN);
 
 /** The generation token loop as generation runs it: median and worst time between token readbacks. */
 async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path: StepPath, pipelined = true) {
