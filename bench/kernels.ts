@@ -325,10 +325,10 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const gu = weights(2 * I, H);
   const down = weights(H, I);
   const oProj = weights(H, H);
-  // (--mlp-points '{"glu": [{...}], "q8": [{...}], "o": [...], "qkv": [...], "head": [...]}': these points instead of the
+  // (--mlp-points '{"glu": [{...}], "q8": [{...}], "o": [...], "qkv": [...], "head": [...], "gu": [...], "guPlain": [...]}': these points instead of the
   // sweeps below)
   type Points = Record<string, string | number>[];
-  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Points; q8?: Points; o?: Points; qkv?: Points; head?: Points }) : undefined;
+  const given = process.argv.includes('--mlp-points') ? (JSON.parse(arg('mlp-points', '{}')) as { glu?: Points; q8?: Points; o?: Points; qkv?: Points; head?: Points; gu?: Points; guPlain?: Points }) : undefined;
   // the qkv and head points only: the q|k|v GEMV with rope and the cache write (32 query heads, 8 KV heads of 128, an
   // f16 cache of 4096 positions) and the LM head with the final norm (vocabulary 128256)
   const [nH, nKV, D, P, V] = [32, 8, 128, 4096, 128256];
@@ -375,6 +375,11 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       buffers: (i: number) => ({ x, w: gu[i % gu.length]!, gamma, y: guRow }),
       bytes: BYTES.q4_k!(2 * I, H),
     },
+    'linear_fused gate|up (no norm: the activations rounded in the prologue)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [2 * I, H], y: [1, 2 * I] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'none' }, tunables: t }),
+      buffers: (i: number) => ({ x, w: gu[i % gu.length]!, y: guRow }),
+      bytes: BYTES.q4_k!(2 * I, H),
+    },
     'linear_fused down (glu, accumulate)': {
       plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, 2 * I], w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k' }, attributes: { prologue: 'glu', accumulate: 1 }, tunables: t }),
       buffers: (i: number) => ({ x: guRow, w: down[i % down.length]!, y }),
@@ -416,7 +421,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     console.log(`mlp ${name} ${plan.variant} ${JSON.stringify(tunables)}: ${t.inPassMs.toFixed(5)} ms (${(e.fractionOfReadBandwidth * 100).toFixed(1)}% of read)`);
     return t.inPassMs;
   };
-  const names = Object.keys(ops).filter((n) => !/o_proj|q\|k\|v|head/.test(n)) as Name[];
+  const names = Object.keys(ops).filter((n) => !/o_proj|q\|k\|v|head|no norm/.test(n)) as Name[];
   for (let round = 1; round <= 2; round++) {
     const ms: number[] = [];
     for (const n of names) ms.push(await time(n, {}));
@@ -442,6 +447,9 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);
   for (const t of given?.qkv ?? []) await time('linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)', t);
   for (const t of given?.head ?? []) await time('linear_fused head (rmsnorm)', t);
+  // gu / guPlain: the gate|up GEMV with f32 outputs, with the norm prologue and without it (what the norm costs)
+  for (const t of given?.gu ?? []) await time('linear_fused gate|up (rmsnorm)', t);
+  for (const t of given?.guPlain ?? []) await time('linear_fused gate|up (no norm: the activations rounded in the prologue)', t);
   const gluPoints: Record<string, string | number>[] = given?.glu ?? [{ gemvCols: 4 }, { gemvItems: 64 }, { gemvCols: 4, gemvItems: 16 }, { gemvWorkgroup: 512, gemvItems: 32 }, { gemvCols: 4, gemvItems: 32 }, { gemvUnroll: 2 }, { gemvWorkgroup: 128 }, { gemvWorkgroup: 512, gemvItems: 64 }, { gemvRunSums: 'off' }, { gemvPipeline: 'off' }];
   for (const t of gluPoints) await time('linear_glu_q8 gate|up', t);
   const q8Points: Record<string, string | number>[] = given?.q8 ?? [...sweepConfigs(), { gemvRunSums: 'off' }, { gemvPipeline: 'off' }, { gemvUnroll: 4 }, { gemvItems: 4, gemvWorkgroup: 128, gemvUnroll: 4 }, { gemvItems: 16 }];
