@@ -26,6 +26,9 @@
  * and no arithmetic but an XOR, GB/s per dispatch:
  *   gemv items/wg/cols/unroll      the GEMV's loads (header and nibbles of every slot)
  *   ... nohdr                      the nibbles only (what the headers' extra loads cost)
+ * Q8_0-shaped reads (q80Shader below): the Q8_0 rows GEMV's 9-word loads of 34-byte blocks against the same bytes read
+ * coalesced, at 4096x14336 and 14336x4096.
+ * Every case runs after ~100 ms of reads (the GPU's clocks up).
  *
  *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--pf-bytes 9437184]
  *     [--pf-copies 8] [--lat-iters 4000] [--gemv-shapes 4096x14336,28672x4096,6144x4096] [--out receipt.json]
@@ -129,6 +132,42 @@ ${lines(unroll, (u) => lines(cols, (c) => `      acc ^= q${u}_${c}${hdr ? ` ^ h$
 }`;
 };
 
+// The Q8_0 rows GEMV's loads (gemv-q8a.wgsl.jinja, weightFormat q8_0): rows of K / 32 blocks of 34 bytes; a workgroup
+// of `lanes` lanes walks RB consecutive rows, 4 at a time, lane l reading block l of each row as the 9 u32 words that
+// cover it (34-byte blocks are 2-byte aligned, so each load instruction spans ~34 bytes a lane: ~9x the sectors of a
+// coalesced one). 'coalesced': the same workgroups read the same RB rows' bytes as consecutive vec4 (16 bytes a lane a
+// load). Both XOR every word and compute nothing.
+const q80Shader = (N: number, K: number, rb: number, coalesced: boolean) => {
+  const nb = K / 32;
+  const lanes = 32 * Math.ceil(nb / 32);
+  const rowWords = (nb * 34) / 4; // K % 64 == 0: whole words a row
+  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n');
+  const body = coalesced
+    ? `  let n16 = ${(rb * rowWords) / 4}u; // the block of rows, in vec4
+  let base = r0 * ${rowWords / 4}u;
+  for (var i = li; i < n16; i += ${lanes * 4}u) {
+${lines(4, (u) => `    let v${u} = B4[min(base + min(i + ${u * lanes}u, n16 - 1u), arrayLength(&B4) - 1u)];`)}
+    acc ^= v0 ^ v1 ^ v2 ^ v3;
+  }`
+    : `  let b = min(li, ${nb - 1}u);
+  for (var r = 0u; r < ${rb}u; r += 4u) {
+${lines(4, (u) => `    let w${u} = (min(r0 + r + ${u}u, ${N - 1}u) * ${rowWords}u + (b * 34u) / 4u);
+${lines(9, (j) => `    let x${u}_${j} = B[w${u} + ${j}u];`)}`)}
+${lines(4, (u) => `    acc.x ^= ${Array.from({ length: 9 }, (_, j) => `x${u}_${j}`).join(' ^ ')};`)}
+  }`;
+  return /* wgsl */ `
+@group(0) @binding(0) var<storage, read> B: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> B4: array<vec4<u32>>;
+@compute @workgroup_size(${lanes})
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(num_workgroups) nw: vec3<u32>) {
+  let r0 = (g.x + g.y * nw.x) * ${rb}u;
+  var acc = vec4<u32>(0u);
+${body}
+  if (all(acc == vec4<u32>(0x12345678u))) { dst[li % 256u] = 1.0; }
+}`;
+};
+
 const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
@@ -163,6 +202,12 @@ async function pass(make: () => { pipeline: GPUComputePipeline; bindGroup: GPUBi
 
 const us = (ms: number) => Math.round(ms * 1e5) / 100;
 const one = (pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, g: number) => ({ pipeline, bindGroup, workgroups: [g, 1, 1] as [number, number, number] });
+// ~100 ms of reads first: the GPU's clocks rise under load (the H200's SM clock idles at 345 MHz, 1980 MHz busy)
+{
+  const heat = new Recorder(dev, { timestamps: false });
+  for (let i = 0; i < 400; i++) heat.dispatch({ label: 'bench.dispatch.heat', pipeline: read.pipeline, bindGroup: readBg(srcs[i % copies]!, small[0]!), workgroups: [groups(bytes), 1, 1] });
+  await heat.submit();
+}
 const tinyDep = await pass(() => Array.from({ length: n }, () => one(tiny.pipeline, tinyBg(small[0]!), 1)));
 const tinyInd = await pass(() => small.map((b) => one(tiny.pipeline, tinyBg(b), 1)));
 const readDep = await pass(() => Array.from({ length: n }, (_, i) => one(read.pipeline, readBg(srcs[i % copies]!, small[0]!), groups(bytes))));
@@ -209,6 +254,32 @@ for (const [N, K] of gemvShapes) {
   }
   for (const b of bufs) b.destroy();
 }
+// Q8_0-shaped reads at the decode GEMV shapes (N x K), 16 rows a workgroup
+const q80Reads: Record<string, { us: number; GBs: number }> = {};
+for (const [N, K] of [
+  [4096, 14336],
+  [14336, 4096],
+]) {
+  const size = (N * K * 34) / 32;
+  if (32 * Math.ceil(K! / 32 / 32) > (dev.caps.limits.maxComputeInvocationsPerWorkgroup ?? 256)) {
+    console.log(`  (Q8_0-shaped reads at ${N}x${K}: a workgroup of one lane a block exceeds this device's workgroup limit; skipped)`);
+    continue;
+  }
+  const bufs = Array.from({ length: Math.ceil(2 ** 28 / size) }, (_, i) => d.createBuffer({ size, usage: STORAGE_USAGE, label: `bench.dispatch.q80${i}` }));
+  for (const coalesced of [false, true]) {
+    const layout = [
+      { binding: 0, type: 'read-only-storage' as const },
+      { binding: 1, type: 'storage' as const },
+      { binding: 2, type: 'read-only-storage' as const },
+    ];
+    const { pipeline, layout: bgl } = await dev.pipelines.get({ code: q80Shader(N!, K!, 16, coalesced), entryPoint: 'main', layout, label: `bench.dispatch.q80.${coalesced ? 'coalesced' : 'words'}` });
+    const tiles = Math.ceil(N! / 16);
+    const bg = (b: GPUBuffer) => d.createBindGroup({ layout: bgl, entries: [{ binding: 0, resource: { buffer: b } }, { binding: 1, resource: { buffer: small[0]! } }, { binding: 2, resource: { buffer: b } }] });
+    const ms = await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline, bindGroup: bg(bufs[i % bufs.length]!), workgroups: [tiles, 1, 1] as [number, number, number] })));
+    q80Reads[`${N}x${K} q8_0 rows ${coalesced ? 'coalesced vec4' : '9 words a block'}`] = { us: us(ms / n), GBs: Math.round((size * n) / ms / 1e6) };
+  }
+  for (const b of bufs) b.destroy();
+}
 const perByteMs = readOne / all.size;
 const figures = {
   tinyDependentUsPerDispatch: us(tinyDep / n),
@@ -228,9 +299,10 @@ console.log(`${adapter}: ${n} dispatches, reads of ${bytes} bytes over ${copies}
 for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
 for (const [k, v] of Object.entries(patterns)) console.log(`  read ${k}: ${v} GB/s a dispatch`);
 for (const [k, v] of Object.entries(gemvReads)) console.log(`  read ${k}: ${v.us} us, ${v.GBs} GB/s a dispatch`);
+for (const [k, v] of Object.entries(q80Reads)) console.log(`  read ${k}: ${v.us} us, ${v.GBs} GB/s a dispatch`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads, q80ShapedReads: q80Reads }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);
