@@ -164,7 +164,9 @@ fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li
   let r0 = (g.x + g.y * nw.x) * ${rb}u;
   var acc = vec4<u32>(0u);
 ${body}
-  if (all(acc == vec4<u32>(0x12345678u))) { dst[li % 256u] = 1.0; }
+  // every workgroup stores its lane 0's XOR: a keep-alive the compiler cannot drop (with all(acc == ...) as in the shaders
+  // above, the word form, which XORs into acc.x only, ran in 1.5 us for 62 MB on the H200: its loads were dropped)
+  if (li == 0u) { dst[(g.x + g.y * nw.x) % 1024u] = bitcast<f32>(acc.x ^ acc.y ^ acc.z ^ acc.w); }
 }`;
 };
 
