@@ -29,20 +29,21 @@ ${tail}}`;
 /**
  * Each workgroup of 256 reads `chunks` consecutive chunks of 256 x `loads` vec4s, the `loads` loads of a chunk issued
  * before any is summed (so `loads` are in flight an invocation); the last workgroup's chunks may run past the end and
- * are clamped. Dispatch: ceil(n / (256 x loads x chunks)) workgroups.
+ * are clamped. Dispatch: ceil(n / (256 x loads x chunks)) workgroups, over x and y where x would pass the limit
+ * (workgroup index x + y * num_workgroups.x).
  */
-export function chunkShader(loads: number, chunks: number): string {
+export function chunkShader(loads: number, chunks = 1): string {
   const ls = Array.from({ length: loads }, (_, j) => `    let v${j} = src[min(b + ${j * 256}u, n - 1u)];`).join('\n');
   const sum = Array.from({ length: loads }, (_, j) => `v${j}`).join(' + ');
   return /* wgsl */ `
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(num_workgroups) nw: vec3<u32>) {
   let n = arrayLength(&src);
   var acc = vec4<f32>(0.0);
   for (var c = 0u; c < ${chunks}u; c++) {
-    let b = (w.x * ${chunks}u + c) * ${256 * loads}u + li;
+    let b = ((w.x + w.y * nw.x) * ${chunks}u + c) * ${256 * loads}u + li;
 ${ls}
     acc += ${sum};
   }
@@ -77,6 +78,7 @@ export async function measureReadBandwidthDetail(dev: TesseraDevice, bytes: numb
   const src = dev.device.createBuffer({ size, usage: STORAGE_USAGE, label: 'bw.src' });
   const dst = dev.device.createBuffer({ size: 1 << 20, usage: STORAGE_USAGE, label: 'bw.dst' });
   const maxGroups = dev.caps.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+  // groups: workgroups in all (over x and y past the per-dimension limit; the stride read is capped at x instead)
   const kernels: { pattern: string; code: string; groups: number }[] = [{ pattern: 'stride', code: readShader(), groups: Math.min(maxGroups, Math.ceil(n / 256 / 8)) }];
   for (const [loads, chunks] of [
     [4, 1],
@@ -84,8 +86,7 @@ export async function measureReadBandwidthDetail(dev: TesseraDevice, bytes: numb
     [16, 1],
     [8, 4],
   ] as const) {
-    const groups = Math.ceil(n / (256 * loads * chunks));
-    if (groups <= maxGroups) kernels.push({ pattern: `chunk-${loads}-${chunks}`, code: chunkShader(loads, chunks), groups });
+    kernels.push({ pattern: `chunk-${loads}-${chunks}`, code: chunkShader(loads, chunks), groups: Math.ceil(n / (256 * loads * chunks)) });
   }
   const built: { pattern: string; groups: number; pipeline: GPUComputePipeline; bindGroup: GPUBindGroup }[] = [];
   for (const k of kernels) {
@@ -101,7 +102,7 @@ export async function measureReadBandwidthDetail(dev: TesseraDevice, bytes: numb
     const bindGroup = dev.device.createBindGroup({ layout, entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
     built.push({ pattern: k.pattern, groups: k.groups, pipeline, bindGroup });
   }
-  const dispatch = (rec: Recorder, k: (typeof built)[number]) => rec.dispatch({ label: `bench.read.${k.pattern}`, pipeline: k.pipeline, bindGroup: k.bindGroup, workgroups: [k.groups, 1, 1] });
+  const dispatch = (rec: Recorder, k: (typeof built)[number]) => rec.dispatch({ label: `bench.read.${k.pattern}`, pipeline: k.pipeline, bindGroup: k.bindGroup, workgroups: [Math.min(k.groups, maxGroups), Math.ceil(k.groups / maxGroups), 1] });
   // the old measure first, on whatever clocks the GPU has (as it always was)
   let legacy = Infinity;
   for (let r = 0; r < reps + 1; r++) {

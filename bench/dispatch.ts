@@ -37,7 +37,7 @@ import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
-import { readShader } from './bandwidth.ts';
+import { chunkShader, readShader } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
 
 const args = process.argv.slice(2);
@@ -84,19 +84,6 @@ fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i:
   let base = (g.x - 1u) * 2048u + i;
   for (var k = 0u; k < 8u; k++) { let j = base + k * 256u; if (j < arrayLength(&pf)) { acc ^= pf[j]; } }
   if (all(acc == vec4<u32>(0x12345678u))) { dst[300] = 1.0; }
-}`;
-
-// a contiguous chunk of U x 256 vec4 per workgroup, U independent loads a thread before the sum
-const chunkShader = (u: number) => /* wgsl */ `
-@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i: u32, @builtin(num_workgroups) nw: vec3<u32>) {
-  let n = arrayLength(&src);
-  let base = (g.x + g.y * nw.x) * ${u * 256}u + i;
-${Array.from({ length: u }, (_, k) => `  let a${k} = src[min(base + ${k * 256}u, n - 1u)];`).join('\n')}
-  let acc = ${Array.from({ length: u }, (_, k) => `a${k}`).join(' + ')};
-  if (acc.x == 12345.678) { dst[i] = acc.y; }
 }`;
 
 // the int8 GEMV's loads over Q4_K rows of K / 256 blocks of 9 vec4 (header, 8 nibble slots), N rows: workgroup
