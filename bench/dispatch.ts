@@ -191,11 +191,12 @@ async function pass(make: () => { pipeline: GPUComputePipeline; bindGroup: GPUBi
 
 const us = (ms: number) => Math.round(ms * 1e5) / 100;
 const one = (pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, g: number) => ({ pipeline, bindGroup, workgroups: [g, 1, 1] as [number, number, number] });
-// ~100 ms of reads first: the GPU's clocks rise under load (the H200's SM clock idles at 345 MHz, 1980 MHz busy)
-{
+// ~100 ms of reads first: the GPU's clocks rise under load (the H200's SM clock idles at 345 MHz, 1980 MHz busy).
+// Batches waited for until 100 ms have passed (a fixed count of reads would be ~4 ms on the H200, seconds on a CPU).
+for (const t0 = performance.now(); performance.now() - t0 < 100; ) {
   const heat = new Recorder(dev, { timestamps: false });
-  for (let i = 0; i < 400; i++) heat.dispatch({ label: 'bench.dispatch.heat', pipeline: read.pipeline, bindGroup: readBg(srcs[i % copies]!, small[0]!), workgroups: [groups(bytes), 1, 1] });
-  await heat.submit();
+  for (let i = 0; i < 32; i++) heat.dispatch({ label: 'bench.dispatch.heat', pipeline: read.pipeline, bindGroup: readBg(srcs[i % copies]!, small[0]!), workgroups: [groups(bytes), 1, 1] });
+  await heat.submit({ wait: true });
 }
 const tinyDep = await pass(() => Array.from({ length: n }, () => one(tiny.pipeline, tinyBg(small[0]!), 1)));
 const tinyInd = await pass(() => small.map((b) => one(tiny.pipeline, tinyBg(b), 1)));
