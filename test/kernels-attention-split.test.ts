@@ -77,6 +77,51 @@ describe('attention decode_split (flash-decoding)', () => {
   });
 });
 
+describe('attention decode_split_lanes (the partial pass a subgroup per step of keys, one key a lane)', () => {
+  // The adapter's subgroup size S (4 on SwiftShader, 32 on the H200) sets the layout: a step is S keys; a V row is
+  // read by min(S, 16-byte loads a row) lanes, so one round covers 1 to 8 rows (SwiftShader: one row a round, 1 to 8
+  // slices a lane; the H200: 1 to 8 rows a round, rows summed by shuffles at the end).
+  let sg = 0;
+  beforeAll(() => {
+    const a = dev.caps.adapterInfo;
+    sg = a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups') ? a.subgroupMinSize : 0;
+    if (!sg) console.warn(`decode_split_lanes needs subgroups of one fixed size; this adapter has ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}: the GPU lane runs these cases`);
+  });
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, int8 outputs, tunables
+    [1, 32, 8, 128, 8192, 8000, 'float16', 0, 0, false, {}],
+    [1, 32, 8, 128, 8192, 1000, 'float16', 0, 0, true, { splitLanesWarps: 2 }],
+    [2, 8, 2, 32, 512, 257, 'float16', 0, 0, false, {}],
+    [1, 4, 4, 128, 300, 5, 'float32', 30, 0, false, {}],
+    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, true, {}], // a sliding window, 3 tokens
+    [1, 2, 1, 256, 600, 500, 'float16', 0, 0, false, { splitLanesWarps: 8 }],
+    [1, 32, 8, 128, 8192, 5000, 'float16', 0, 0, true, { splitLanesV: 'late' }], // the V loads after the scores
+    [2, 4, 2, 64, 900, 800, 'float32', 20, 0, false, { splitLanesV: 'late' }],
+    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, false, { splitLanesWarps: 1 }], // groups of 8 heads
+    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, false, {}], // 4 keys over many parts: most see none
+    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, false, { splitWorkgroups: 64, splitCombine: 'tree', splitOrder: 'heads' }],
+  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i int8 %s tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, q8, tun) => {
+    if (!sg) return;
+    const r = new Rng(`attention-split-lanes/${T}/${H}/${D}/${cap}/${start}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: { ...c.inputs, ...(q8 ? staleQ8(T, H * D) : {}) },
+      attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, splitPartial: 'lanes', attnQ8: 'on', ...tun },
+    });
+    expect(plan.variant).toBe(q8 ? 'decode_split_lanes_q8' : 'decode_split_lanes');
+    // parts per (KV head, token): enough for ~splitWorkgroups, at most one per step of the workgroup's subgroups
+    const warps = 'splitLanesWarps' in tun ? tun.splitLanesWarps : 4;
+    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
+    const splits = Math.max(1, Math.min(Math.ceil(cap / (sg * warps)), Math.ceil(wgs / (Hkv * T))));
+    expect(plan.passes[0]!.dispatch).toEqual('splitOrder' in tun ? [Hkv, splits, T] : [splits, Hkv, T]);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
+    const out = outputs.out!.data as Float32Array;
+    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+    if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
+  });
+});
+
 describe('attention decode_split_q8 (the combine also writes int8 activations for o_proj)', () => {
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, cache, tunables
