@@ -181,6 +181,35 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
   });
 
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables: decode_short_lanes, a
+    // workgroup of up to shortLanesWarps (8) subgroups per head, at most one per step of capacity
+    [1, 32, 8, 128, 256, 143, 'float16', 0, 0, {}],
+    [1, 32, 8, 128, 256, 255, 'float16', 0, 0, { shortLanesWarps: 2 }], // several steps a subgroup
+    [1, 4, 2, 64, 256, 0, 'float32', 0, 0, {}], // one key
+    [2, 8, 2, 32, 200, 150, 'float16', 30, 0, { splitLanesV: 'late' }],
+    [3, 6, 3, 64, 256, 200, 'float16', 0, 100, {}], // a sliding window, 3 tokens
+    [1, 2, 1, 128, 256, 255, 'float32', 0, 0, { shortLanesWarps: 1 }], // one subgroup walks every step
+    [2, 16, 2, 256, 256, 100, 'float16', 0, 0, {}], // groups of 8 heads
+  ] as const)('lanes: T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
+    const a = dev.caps.adapterInfo;
+    if (!(a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups'))) {
+      console.warn(`decode_short_lanes needs subgroups of one fixed size; this adapter has ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}: the GPU lane runs this case`);
+      return;
+    }
+    const r = new Rng(`attention-short-lanes/${T}/${H}/${D}/${cap}/${start}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: c.inputs,
+      attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on', ...tun },
+    });
+    expect(plan.variant).toBe('decode_short_lanes');
+    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H, T, 1]]);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
+    expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+  });
+
   it('is left for decode_split above shortKeys positions, and when shortKeys is 0', async () => {
     const r = new Rng('attention-short/bounds');
     for (const [cap, shortKeys, want] of [
