@@ -28,10 +28,16 @@
  *   ... nohdr                      the nibbles only (what the headers' extra loads cost)
  * Q8_0-shaped reads (q80Shader below): the Q8_0 rows GEMV's 9-word loads of 34-byte blocks against the same bytes read
  * coalesced, at 4096x14336 and 14336x4096.
+ * KV-shaped reads (kvShader below; is decode attention's gap to those reads its K loads?): an f16 cache of
+ * `--kv-keys` keys (K and V: 2 x keys x 8 KV heads x 128 dims), a workgroup of 128 lanes per (128 rows, KV head), 16
+ * loads of 16 bytes a lane, no arithmetic but an XOR, GB/s per dispatch:
+ *   row a lane       lane i loads all of row i (what the attention kernels' K loads do: each load instruction takes
+ *                    16 bytes of 32 rows 2 KB apart)
+ *   coalesced        load v of lane i takes 16 bytes i % 16 of row 8 v + i / 16 (16 lanes a 256-byte row)
  * Every case runs after ~100 ms of reads (the GPU's clocks up).
  *
  *   node --import tsx bench/dispatch.ts [--bytes 33030144] [--copies 4] [--n 64] [--pf-bytes 9437184]
- *     [--pf-copies 8] [--lat-iters 4000] [--gemv-shapes 4096x14336,28672x4096,6144x4096] [--out receipt.json]
+ *     [--pf-copies 8] [--lat-iters 4000] [--gemv-shapes 4096x14336,28672x4096,6144x4096] [--kv-keys 8192] [--out receipt.json]
  */
 import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
@@ -157,6 +163,19 @@ ${body}
 }`;
 };
 
+// KV-shaped reads: the cache [rows, 8, 16 vec4] (f16, 128 dims), a workgroup per (128 rows, KV head g = workgroup_id.y)
+const kvShader = (rowALane: boolean) => /* wgsl */ `
+@group(0) @binding(0) var<storage, read> B: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let r0 = g.x * 128u;
+  var acc = vec4<u32>(0u);
+${Array.from({ length: 16 }, (_, v) => (rowALane ? `  let x${v} = B[((r0 + li) * 8u + g.y) * 16u + ${v}u];` : `  let x${v} = B[((r0 + ${8 * v}u + li / 16u) * 8u + g.y) * 16u + li % 16u];`)).join('\n')}
+  acc = ${Array.from({ length: 16 }, (_, v) => `x${v}`).join(' ^ ')};
+  if (li == 0u) { dst[(g.x * 8u + g.y) % 1024u] = bitcast<f32>(acc.x ^ acc.y ^ acc.z ^ acc.w); }
+}`;
+
 const dev = await createDevice({ timestamps: true });
 if (!dev.timestamps) throw new Error('bench/dispatch.ts needs timestamp-query');
 const adapter = describeAdapter(dev.caps);
@@ -270,6 +289,22 @@ for (const [N, K] of [
   }
   for (const b of bufs) b.destroy();
 }
+// KV-shaped reads (K and V of --kv-keys keys, 8 KV heads of 128 f16 dims), copies past the L2
+const kvKeys = opt('--kv-keys', 8192);
+const kvReads: Record<string, { us: number; GBs: number }> = {};
+{
+  const rows = 2 * kvKeys;
+  const size = rows * 8 * 256;
+  const bufs = Array.from({ length: Math.max(2, Math.ceil(2 ** 28 / size)) }, (_, i) => d.createBuffer({ size, usage: STORAGE_USAGE, label: `bench.dispatch.kv${i}` }));
+  for (const rowALane of [true, false, true, false]) {
+    const { pipeline, layout } = await readPipeline(kvShader(rowALane), `bench.dispatch.kv.${rowALane ? 'row' : 'coalesced'}`);
+    const ms = await pass(() => Array.from({ length: n }, (_, i) => ({ pipeline, bindGroup: srcDstBg(layout, bufs[i % bufs.length]!, small[0]!), workgroups: [Math.ceil(rows / 128), 8, 1] as [number, number, number] })));
+    const key = `${kvKeys} keys ${rowALane ? 'row a lane' : 'coalesced'}`;
+    const f = { us: us(ms / n), GBs: Math.round((size * n) / ms / 1e6) };
+    kvReads[key] = kvReads[key] ? { us: Math.min(kvReads[key].us, f.us), GBs: Math.max(kvReads[key].GBs, f.GBs) } : f;
+  }
+  for (const b of bufs) b.destroy();
+}
 const perByteMs = readOne / all.size;
 const figures = {
   tinyDependentUsPerDispatch: us(tinyDep / n),
@@ -290,9 +325,10 @@ for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
 for (const [k, v] of Object.entries(patterns)) console.log(`  read ${k}: ${v} GB/s a dispatch`);
 for (const [k, v] of Object.entries(gemvReads)) console.log(`  read ${k}: ${v.us} us, ${v.GBs} GB/s a dispatch`);
 for (const [k, v] of Object.entries(q80Reads)) console.log(`  read ${k}: ${v.us} us, ${v.GBs} GB/s a dispatch`);
+for (const [k, v] of Object.entries(kvReads)) console.log(`  read ${k} (KV-shaped, best of two): ${v.us} us, ${v.GBs} GB/s a dispatch`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads, q80ShapedReads: q80Reads }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads, q80ShapedReads: q80Reads, kvShapedReads: kvReads }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);
