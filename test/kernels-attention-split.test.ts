@@ -171,7 +171,7 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
       inputs: { ...c.inputs, ...(q8 ? staleQ8(T, H * D) : {}) },
       attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
-      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on' },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', attnQ8: 'on', shortLanes: 'off' },
     });
     expect(plan.variant).toBe(q8 ? 'decode_short_q8' : 'decode_short');
     expect(plan.passes.map((p) => p.dispatch)).toEqual([[H, T, 1]]); // a workgroup per (head, token), no combine
@@ -218,7 +218,7 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
       [512, 512, 'decode_short'],
     ] as const) {
       const c = attentionCase(r, 1, 4, 2, 64, cap, 'float16');
-      const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 3, kv_len: 4 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys } });
+      const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 3, kv_len: 4 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys, shortLanes: 'off' } });
       expect(plan.variant, `capacity ${cap}, shortKeys ${shortKeys}`).toBe(want);
     }
   });
