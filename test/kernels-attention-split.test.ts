@@ -3,7 +3,10 @@
  * scores the query heads of one KV head with an online softmax over tiles of 16 to 128 keys, each tile's loads issued at
  * its start, then a combine pass) against the CPU reference: GQA groups of 1 to 8 heads, f32 and f16 caches (f16 read
  * as u32 words, no shader-f16 needed), softcap, a sliding window, 1 to 3 query tokens, parts of one key and parts of
- * several tiles, K rows scored whole by one invocation or in shares of 2 to 8 (splitLoads).
+ * several tiles, K rows scored whole by one invocation or in shares of 2 to 8 (splitLoads), a key's shares on
+ * consecutive invocations (splitKOrder shares, the default) or not (keys); the combine with its part loads in one round or
+ * in several; decode_split_lanes / decode_short_lanes (attention-split-lanes.wgsl.jinja, a subgroup per step of keys) at
+ * the adapter's subgroup size.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -54,12 +57,13 @@ describe('attention decode_split (flash-decoding)', () => {
     [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 16 }], // 32-key tiles, one vec4 a share
     [2, 32, 8, 128, 5000, 4500, 'float16', 0, 0, { splitOrder: 'heads' }], // the KV head on workgroup_id.x, the part on y
     [3, 6, 3, 64, 1024, 700, 'float32', 30, 100, { splitOrder: 'heads', splitCombine: 'tree' }],
-    // splitKOrder shares: a key's shares on consecutive invocations, vec4s interleaved
-    [1, 32, 8, 128, 8192, 8000, 'float16', 0, 0, { splitKOrder: 'shares' }], // 2 shares of 8 vec4
-    [2, 32, 8, 128, 3000, 2500, 'float16', 30, 0, { splitKOrder: 'shares', splitLoads: 2, splitWorkgroups: 64 }], // 8 shares of 2
-    [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitKOrder: 'shares', splitLoads: 16 }], // 4 shares of 16
-    [3, 6, 3, 64, 1024, 700, 'float32', 0, 100, { splitKOrder: 'shares' }], // one share: the whole row
-    [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitKOrder: 'shares', splitLoads: 1, splitWorkgroups: 16 }],
+    // splitKOrder keys (the default is shares: a key's shares on consecutive invocations, vec4s interleaved): consecutive
+    // invocations on consecutive keys, each share of a row a run of vec4s
+    [1, 32, 8, 128, 8192, 8000, 'float16', 0, 0, { splitKOrder: 'keys' }], // 2 shares of 8 vec4
+    [2, 32, 8, 128, 3000, 2500, 'float16', 30, 0, { splitKOrder: 'keys', splitLoads: 2, splitWorkgroups: 64 }], // 8 shares of 2
+    [2, 8, 2, 256, 2000, 1500, 'float32', 0, 0, { splitKOrder: 'keys', splitLoads: 16 }], // 4 shares of 16
+    [3, 6, 3, 64, 1024, 700, 'float32', 0, 100, { splitKOrder: 'keys' }], // one share: the whole row
+    [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitKOrder: 'keys', splitLoads: 1, splitWorkgroups: 16 }],
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
     const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
@@ -171,8 +175,8 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     [1, 4, 4, 128, 256, 250, 'float32', 0, 0, true], // f32 rows: two tiles of 128
     [1, 2, 1, 256, 256, 255, 'float32', 0, 0, false], // four tiles of 64
     [2, 16, 2, 256, 256, 100, 'float16', 0, 0, true], // groups of 8 heads, 256 f16 dims: tiles of 128
-    [1, 32, 8, 128, 256, 200, 'float16', 0, 0, true, { splitKOrder: 'shares' }],
-    [2, 8, 2, 64, 256, 250, 'float32', 30, 0, false, { splitKOrder: 'shares' }],
+    [1, 32, 8, 128, 256, 200, 'float16', 0, 0, true, { splitKOrder: 'keys' }],
+    [2, 8, 2, 64, 256, 250, 'float32', 30, 0, false, { splitKOrder: 'keys' }],
   ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i int8 %s %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, q8, tun: Record<string, string> = {}) => {
     const r = new Rng(`attention-short/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
