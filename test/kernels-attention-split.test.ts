@@ -203,6 +203,11 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     [3, 6, 3, 64, 256, 200, 'float16', 0, 100, {}], // a sliding window, 3 tokens
     [1, 2, 1, 128, 256, 255, 'float32', 0, 0, { shortLanesWarps: 1 }], // one subgroup walks every step
     [2, 16, 2, 256, 256, 100, 'float16', 0, 0, {}], // groups of 8 heads
+    // a capacity within one step a subgroup (the H200's default: 8 subgroups of 32 for 256 positions; here also
+    // SwiftShader's 8 of 4 for 32): straight-line, the loads before the query rows are staged
+    [1, 4, 2, 64, 32, 20, 'float16', 0, 0, {}],
+    [3, 6, 3, 64, 24, 20, 'float32', 30, 10, {}],
+    [2, 8, 2, 32, 30, 27, 'float16', 0, 0, { splitLanesV: 'late' }],
   ] as const)('lanes: T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
     const a = dev.caps.adapterInfo;
     if (!(a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups'))) {
