@@ -80,4 +80,28 @@ describe('napUntil (long steps polled in naps)', () => {
     expect(await napUntil(Promise.resolve('now'), 0.25)).toBe('now');
     await expect(napUntil(new Promise((_, no) => setTimeout(() => no(new Error('lost')), 2)), 0.25)).rejects.toThrow('lost');
   });
+
+  it('with spinMs, spins event-loop turns first, then naps (the prompt readback, whose length is not known)', async () => {
+    const later = <T>(v: T, ms: number) => new Promise<T>((r) => setTimeout(() => r(v), ms));
+    // event-loop turns taken while a wait runs: spinning takes a turn after every other, a nap of 5 ms one per nap
+    const turnsDuring = async (wait: Promise<unknown>) => {
+      let turns = 0;
+      let on = true;
+      const tick = () => {
+        turns++;
+        if (on) setImmediate(tick);
+      };
+      setImmediate(tick);
+      await wait;
+      on = false;
+      return turns;
+    };
+    const spun = await turnsDuring(napUntil(later('a', 30), 5, 30));
+    const napped = await turnsDuring(napUntil(later('b', 30), 5, 0));
+    expect(napped).toBeLessThan(20); // ~6 naps of 5 ms
+    expect(spun).toBeGreaterThan(2 * napped);
+    expect(await napUntil(later('settled in the spin', 1), 0.25, 50)).toBe('settled in the spin');
+    expect(await napUntil(later('settled in a nap', 10), 0.25, 2)).toBe('settled in a nap');
+    await expect(napUntil(new Promise((_, no) => setTimeout(() => no(new Error('lost')), 1)), 0.25, 50)).rejects.toThrow('lost');
+  });
 });

@@ -37,13 +37,16 @@ export function queueIdle(dev: { device: GPUDevice }): Promise<void> {
  * Waits for `p` in short blocking naps with one event-loop turn between them (Dawn's node bindings process GPU events
  * in a setImmediate callback, so a turn is what completes a map), instead of spinning turns back to back: on a CPU
  * adapter (SwiftShader) the spinning main thread takes a core from the threads that run the shaders. Each nap adds up
- * to `napMs` of latency after the GPU is done. In a browser (no blocking) it is a plain await.
+ * to `napMs` of latency after the GPU is done. With `spinMs`, the first `spinMs` are spun (a wait of unknown length
+ * that a GPU finishes within them pays no nap). In a browser (no blocking) it is a plain await.
  */
-export async function napUntil<T>(p: Promise<T>, napMs: number): Promise<T> {
+export async function napUntil<T>(p: Promise<T>, napMs: number, spinMs = 0): Promise<T> {
   if (!canBlock) return p;
   let done = false;
   const watched = p.finally(() => (done = true));
   watched.catch(() => {});
+  const spinUntil = performance.now() + spinMs;
+  while (!done && performance.now() < spinUntil) await new Promise<void>((r) => setImmediate(r));
   while (!done) {
     Atomics.wait(cell!, 0, 0, napMs);
     await new Promise<void>((r) => setImmediate(r));

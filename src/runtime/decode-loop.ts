@@ -96,9 +96,14 @@ export function readSleepMs(stepMs: number): number {
   return Math.max(0, 0.9 * stepMs - 2);
 }
 
-/** Steps longer than this (ms) are waited on in naps of NAP_MS after the sleep (napUntil). */
+/**
+ * Steps longer than this (ms) are waited on in naps of NAP_MS after the sleep (napUntil); so are the readbacks whose
+ * step time is not known yet (the prompt's and the first step's), after FIRST_SPIN_MS of spinning (a GPU's short
+ * prompt pays no nap; a CPU adapter's, tens of ms, no longer has a core spinning through it).
+ */
 const NAP_STEP_MS = 5;
 const NAP_MS = 0.25;
+const FIRST_SPIN_MS = 2;
 
 /**
  * Yields each sampled token id as it is read back; stops after o.maxTokens tokens or when the KV cache is full
@@ -151,7 +156,8 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(stepMs));
     const t1 = opts.timing ? performance.now() : 0;
     // long steps (a CPU adapter's) are polled in naps, not spun: the spinning thread would take a core from the shaders
-    const words = await readback.read(step, sleep && stepMs > NAP_STEP_MS ? (p) => napUntil(p, NAP_MS) : undefined);
+    const nap = sleep && (stepMs === 0 || stepMs > NAP_STEP_MS);
+    const words = await readback.read(step, nap ? (p) => napUntil(p, NAP_MS, stepMs === 0 ? FIRST_SPIN_MS : 0) : undefined);
     if (opts.timing) {
       opts.timing.sleepMs.push(t1 - t0);
       opts.timing.waitMs.push(performance.now() - t1);
