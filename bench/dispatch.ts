@@ -31,8 +31,8 @@
  * KV-shaped reads (kvShader below; is decode attention's gap to those reads its K loads?): an f16 cache of
  * `--kv-keys` keys (K and V: 2 x keys x 8 KV heads x 128 dims), a workgroup of 128 lanes per (128 rows, KV head), 16
  * loads of 16 bytes a lane, no arithmetic but an XOR, GB/s per dispatch:
- *   row a lane       lane i loads all of row i (what the attention kernels' K loads do: each load instruction takes
- *                    16 bytes of 32 rows 2 KB apart)
+ *   row a lane       lane i loads all of row i (as decode_short_lanes loads K, and the tiles walk did before
+ *                    splitKOrder shares: each load instruction takes 16 bytes of 32 rows 2 KB apart)
  *   coalesced        load v of lane i takes 16 bytes i % 16 of row 8 v + i / 16 (16 lanes a 256-byte row)
  * Every case runs after ~100 ms of reads (the GPU's clocks up).
  *
