@@ -72,8 +72,9 @@ describe('decode loop waits', () => {
 });
 
 describe('napUntil (long steps polled in naps)', () => {
+  const later = <T>(v: T, ms: number) => new Promise<T>((r) => setTimeout(() => r(v), ms));
+
   it('returns the value once the promise settles, rethrows its error', async () => {
-    const later = <T>(v: T, ms: number) => new Promise<T>((r) => setTimeout(() => r(v), ms));
     const t0 = performance.now();
     expect(await napUntil(later(7, 5), 0.25)).toBe(7);
     expect(performance.now() - t0).toBeLessThan(500);
@@ -82,7 +83,6 @@ describe('napUntil (long steps polled in naps)', () => {
   });
 
   it('with spinMs, spins event-loop turns first, then naps (the prompt readback, whose length is not known)', async () => {
-    const later = <T>(v: T, ms: number) => new Promise<T>((r) => setTimeout(() => r(v), ms));
     // event-loop turns taken while a wait runs: spinning takes a turn after every other, a nap of 5 ms one per nap
     const turnsDuring = async (wait: Promise<unknown>) => {
       let turns = 0;
