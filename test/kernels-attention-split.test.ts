@@ -34,6 +34,17 @@ function staleQ8(T: number, n: number) {
   };
 }
 
+/**
+ * The adapter's subgroup size where it is one fixed size (the lanes variants need it), else 0 with a line saying why
+ * `what` does not run here (the GPU lane runs it).
+ */
+function fixedSubgroupSize(what: string): number {
+  const a = dev.caps.adapterInfo;
+  if (a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups')) return a.subgroupMinSize;
+  console.warn(`${what} needs subgroups of one fixed size; this adapter has ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}: the GPU lane runs it`);
+  return 0;
+}
+
 describe('attention decode_split (flash-decoding)', () => {
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables (splitWorkgroups 256 and
@@ -93,9 +104,7 @@ describe('attention decode_split_lanes (the partial pass a subgroup per step of 
   // slices a lane; the H200: 1 to 8 rows a round, rows summed by shuffles at the end).
   let sg = 0;
   beforeAll(() => {
-    const a = dev.caps.adapterInfo;
-    sg = a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups') ? a.subgroupMinSize : 0;
-    if (!sg) console.warn(`decode_split_lanes needs subgroups of one fixed size; this adapter has ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}: the GPU lane runs these cases`);
+    sg = fixedSubgroupSize('decode_split_lanes');
   });
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, int8 outputs, tunables
@@ -209,11 +218,7 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     [3, 6, 3, 64, 24, 20, 'float32', 30, 10, {}],
     [2, 8, 2, 32, 30, 27, 'float16', 0, 0, { splitLanesV: 'late' }],
   ] as const)('lanes: T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
-    const a = dev.caps.adapterInfo;
-    if (!(a.subgroupMinSize !== undefined && a.subgroupMinSize === a.subgroupMaxSize && dev.caps.features.has('subgroups'))) {
-      console.warn(`decode_short_lanes needs subgroups of one fixed size; this adapter has ${a.subgroupMinSize ?? '-'}..${a.subgroupMaxSize ?? '-'}: the GPU lane runs this case`);
-      return;
-    }
+    if (!fixedSubgroupSize('decode_short_lanes')) return;
     const r = new Rng(`attention-short-lanes/${T}/${H}/${D}/${cap}/${start}`);
     const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
     const { outputs, plan } = await runContract(dev, opContract('attention'), {
