@@ -157,9 +157,11 @@ fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li
   let r0 = (g.x + g.y * nw.x) * ${rb}u;
   var acc = vec4<u32>(0u);
 ${body}
-  // every workgroup stores its lane 0's XOR: a keep-alive the compiler cannot drop (with all(acc == ...) as in the shaders
-  // above, the word form, which XORs into acc.x only, ran in 1.5 us for 62 MB on the H200: its loads were dropped)
-  if (li == 0u) { dst[(g.x + g.y * nw.x) % 1024u] = bitcast<f32>(acc.x ^ acc.y ^ acc.z ^ acc.w); }
+  // every lane's folded XOR decides a store: a keep-alive the compiler cannot drop. (With all(acc == ...) as in the
+  // shaders above, the word form, which XORs into acc.x only, ran in 1.5 us for 62 MB on the H200: acc.yzw are known
+  // zeros, so the test is known false. Storing lane 0's XOR alone lets the compiler sink the other lanes' loads into
+  // that lane's branch, as the KV probe's first form did.)
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) { dst[(g.x + g.y * nw.x) % 1024u] = 1.0; }
 }`;
 };
 
