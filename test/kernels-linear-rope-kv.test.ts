@@ -2,7 +2,9 @@
  * linear_rope_kv (the decode q|k|v GEMV over Q4_K weights with rope and the KV-cache write as its epilogue) against
  * the host: rmsnorm(x) * gamma rounded to int8 per block of 32 (as the GEMV's workgroups round it), times the
  * dequantized weights, then rope of the query and key heads at start_pos + m and the cache rows written; every other
- * cache row stays as it was. Both rope pair layouts, f16 and f32 caches, one and several tokens.
+ * cache row stays as it was. Both rope pair layouts, f16 and f32 caches, one and several tokens. On the norm handoff
+ * (q8h_rope_rows: xq / xm from the previous layer's down GEMV instead of x and gamma), the activations are rmsnorm's
+ * scale times h * gamma rounded in runs of 16 (handoffActivations).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
@@ -14,6 +16,7 @@ import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { testDevice } from './helpers/device.ts';
+import { handoffActivations } from './helpers/q8.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -46,7 +49,12 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     // rows mode: gemvRowBlock / 4 items of 4 columns a workgroup
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16 }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2 }], // 40 items: the last block's half past N
-  ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, tun], ctx) => {
+    // the norm handoff (handoff: not a tunable; the case feeds xq / xm): 16 rows a workgroup by default
+    [1, 4, 2, 64, 256, 0, 'float16', 5, { handoff: 1 }],
+    [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, handoffRowBlock: 24 }], // 40 items: the last block's half past N
+    [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, handoffRowBlock: 32, handoffTeams: 2 }],
+  ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, given], ctx) => {
+    const { handoff, ...tun } = given as { handoff?: number } & Record<string, string | number>;
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
     const N = (QH + 2 * KVH) * D;
     const cap = 8;
@@ -58,13 +66,16 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     const sin = r.floats(positions * (D / 2));
     const init = r.floats(cap * KVH * D);
     const cacheData = () => (cache === 'float16' ? new Uint16Array(f32ToF16Bytes(init).buffer) : init.slice());
+    const ho = handoff ? handoffActivations(x, gamma, M, K, 1e-6) : undefined;
+    const acts = ho
+      ? { xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq }, xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm } }
+      : { x: { dtype: 'float32', shape: [M, K], data: x }, gamma: { dtype: 'float32', shape: [K], data: gamma } };
     let out;
     try {
       out = await runContract(dev, opContract('linear_rope_kv'), {
         inputs: {
-          x: { dtype: 'float32', shape: [M, K], data: x },
+          ...acts,
           w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
-          gamma: { dtype: 'float32', shape: [K], data: gamma },
           cos: { dtype: 'float32', shape: [positions, D / 2], data: cos },
           sin: { dtype: 'float32', shape: [positions, D / 2], data: sin },
           kCache: { dtype: cache, shape: [cap, KVH, D], data: cacheData() },
@@ -81,7 +92,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       }
       throw e;
     }
-    expect(out.plan.variant).toBe('gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
+    expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
@@ -91,7 +102,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       const inv = 1 / Math.sqrt(ss / K + 1e-6);
       for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
     }
-    const qkv = matmulF32Reference(roundActivationsQ8(a), dequantizeQ4_K(wBytes, N * K), { M, N, K, alpha: 1 });
+    const qkv = matmulF32Reference(ho ? ho.a : roundActivationsQ8(a), dequantizeQ4_K(wBytes, N * K), { M, N, K, alpha: 1 });
     const asF32 = (t: { data: ArrayBufferView }) => (cache === 'float16' ? f16BytesToF32(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)) : (t.data as Float32Array));
     const round = (v: number) => (cache === 'float16' ? f16BytesToF32(f32ToF16Bytes([v]))[0]! : v);
     const wantQ: number[] = [];
