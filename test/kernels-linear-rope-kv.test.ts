@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
-import { runContract } from '../src/contracts/run.ts';
+import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -67,7 +67,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     const init = r.floats(cap * KVH * D);
     const cacheData = () => (cache === 'float16' ? new Uint16Array(f32ToF16Bytes(init).buffer) : init.slice());
     const ho = handoff ? handoffActivations(x, gamma, M, K, 1e-6) : undefined;
-    const acts = ho
+    const acts: Record<string, HostTensor> = ho
       ? { xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq }, xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm } }
       : { x: { dtype: 'float32', shape: [M, K], data: x }, gamma: { dtype: 'float32', shape: [K], data: gamma } };
     let out;
