@@ -144,7 +144,55 @@ export class Decoder {
         opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Attention.add(l);
+      // o_proj hands gate|up its activations: rmsnorm(h) * post-norm rounded to int8 in o_proj's epilogue
+      const ho = handoffActivations(H);
+      const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
+      if (
+        this.q8Mlp.has(l) &&
+        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, { eps, activation: cfg.activation }) &&
+        (this.q8Attention.has(l)
+          ? opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 })
+          : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
+      )
+        this.handoffMlp.add(l);
     }
+    // layer l's down GEMV hands layer l + 1's q|k|v GEMV its activations (rmsnorm(h) * l + 1's input norm)
+    for (let l = 0; l + 1 < cfg.numLayers; l++) {
+      if (!this.q8Mlp.has(l) || !this.ropeFusedQkv.has(l + 1)) continue;
+      const down = this.weights.tensors.get(`model.layers.${l}.mlp.down_proj.weight`)!;
+      const next = `model.layers.${l + 1}.`;
+      const rope = this.ropeByLayer[l + 1]!;
+      const kvCache = { dtype: this.kvDtype, shape: [1, cfg.numKvHeads, cfg.headDim] };
+      const ho = handoffActivations(H);
+      if (
+        opAccepts(this.dev, 'linear_q8', { ...q8Activations(I), w: down, y: f32([1, H]), ng: f32([H]), nq: ho.xq, nm: ho.xm }, { accumulate: 1 }) &&
+        opAccepts(
+          this.dev,
+          'linear_rope_kv',
+          { xq: ho.xq, xm: ho.xm, w: this.weights.tensors.get(next + 'self_attn.qkv_proj.weight')!, cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, cfg.headDim]) },
+          { eps, interleaved: this.ropeInterleaved },
+        )
+      )
+        this.handoffQkv.add(l + 1);
+    }
+  }
+
+  /**
+   * Fused layers whose gate|up GEMV reads its activations from o_proj's norm handoff (linear_glu_q8 on xq / xm, no
+   * prologue): o_proj, which writes h, also rounds h * post_attention_layernorm to int8 (runs of 16, with each run's
+   * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8.
+   */
+  private readonly handoffMlp = new Set<number>();
+  /**
+   * Fused layers whose q|k|v GEMV (linear_rope_kv) reads its activations from the previous layer's down GEMV's norm
+   * handoff (h * this layer's input_layernorm rounded in the down GEMV's epilogue). Tunable normHandoff of
+   * linear_rope_kv.
+   */
+  private readonly handoffQkv = new Set<number>();
+
+  /** How many GEMVs a decode step runs on a norm handoff instead of an rmsnorm prologue (gate|up and q|k|v). */
+  get normHandoffGemvs(): number {
+    return this.handoffMlp.size + this.handoffQkv.size;
   }
 
   /** Fused layers whose attention also writes its output as int8 activations, read by the o_proj GEMV (linear_q8). */
@@ -401,10 +449,11 @@ export class Decoder {
       s.op('scale', { x: h, out: scaled }, { scale: Math.fround(cfg.embedScale) });
       h = scaled;
     }
+    let handoff: Handoff | undefined; // the norm handoff the last fused layer's down GEMV wrote for this layer's q|k|v
     for (let l = 0; l < cfg.numLayers; l++) {
       const p = `model.layers.${l}.`;
       if (T === 1 && !normedNext && this.fusedGemv.has(l)) {
-        this.emitFusedLayer(s, l, h, kv, pos);
+        handoff = this.emitFusedLayer(s, l, h, kv, pos, handoff);
         continue;
       }
       // The layer's normed input: fused into the previous layer's last residual add (pre-norm models), else here.
@@ -547,16 +596,18 @@ export class Decoder {
    * the q|k|v GEMV applies rope and writes the cache itself (linear_rope_kv), 7 where q|k and v are two GEMVs
    * (splitQkv). The residual stream h is updated in place.
    */
-  private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn): void {
+  private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, handoff: Handoff | undefined): Handoff | undefined {
     const q3 = s.act('q', [1, this.cfg.numHeads, this.cfg.headDim]);
     if (this.ropeFusedQkv.has(l)) {
       // q|k|v GEMV, rope and the cache write in one dispatch
       const p = `model.layers.${l}.`;
       const rope = this.ropeByLayer[l]!;
       const w = this.weights.get(p + 'self_attn.qkv_proj.weight');
-      s.op('linear_rope_kv', { x: h, w, gamma: this.weights.get(p + 'input_layernorm.weight'), cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
+      // its activations: the previous layer's norm handoff, or rmsnorm(h) rounded in its own prologue
+      const acts = this.handoffQkv.has(l) && handoff ? handoff : { x: h, gamma: this.weights.get(p + 'input_layernorm.weight') };
+      s.op('linear_rope_kv', { ...acts, w, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
     } else this.emitQkvRope(s, l, h, kv, pos, q3);
-    this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
+    return this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
   }
 
   /** The fused layer's q|k|v GEMV (rmsnorm prologue; or q|k and v where their formats differ), bias and q/k norms where the model has them, then rope_kv. */
@@ -588,8 +639,11 @@ export class Decoder {
     s.op('rope_kv', { qk, v: v3, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { start_pos: pos, interleaved: this.ropeInterleaved });
   }
 
-  /** The fused layer from the rotated queries on: attention, o_proj (+ residual), gate|up (post norm), down (+ residual). */
-  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): void {
+  /**
+   * The fused layer from the rotated queries on: attention, o_proj (+ residual), gate|up (post norm), down (+ residual).
+   * Returns the norm handoff its down GEMV wrote for the next layer's q|k|v, if it wrote one.
+   */
+  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): Handoff | undefined {
     const cfg = this.cfg;
     const p = `model.layers.${l}.`;
     const D = cfg.headDim;
@@ -600,27 +654,40 @@ export class Decoder {
     const attention = { q: q3, k: kv.k[l]!, v: kv.v[l]!, kvLen: this.dummyU32, pageTable: this.dummyU32, out: att };
     const attrs = { start_pos: pos, kv_len: plus(pos, 1), ...this.attentionAttrs(l) };
     const o = this.weights.get(p + 'self_attn.o_proj.weight');
+    const gateUp = this.weights.get(p + 'mlp.gate_up_proj.weight');
+    const postNorm = this.weights.get(p + 'post_attention_layernorm.weight');
+    const down = this.weights.get(p + 'mlp.down_proj.weight');
+    // o_proj's norm handoff to gate|up: h * post-norm rounded in o_proj's epilogue
+    const toMlp = this.handoffMlp.has(l) ? this.handoffActs(s) : undefined;
+    const oOut: Record<string, StepTensor> = toMlp ? { y: h, ng: postNorm, nq: toMlp.xq, nm: toMlp.xm } : { y: h };
     if (this.q8Attention.has(l)) {
       // the combine pass rounds the output for o_proj
       const q8 = this.q8Acts(s, nH * D);
       s.op('attention', { ...attention, ...q8 }, attrs);
-      s.op('linear_q8', { ...q8, w: o, y: h }, { accumulate: 1 });
+      s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
       s.op('attention', attention, attrs);
-      s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, y: h }, { accumulate: 1 });
+      s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
-    const gateUp = this.weights.get(p + 'mlp.gate_up_proj.weight');
-    const postNorm = this.weights.get(p + 'post_attention_layernorm.weight');
-    const down = this.weights.get(p + 'mlp.down_proj.weight');
     if (this.q8Mlp.has(l)) {
       const q8 = this.q8Acts(s, I);
-      s.op('linear_glu_q8', { x: h, w: gateUp, gamma: postNorm, ...q8 }, { eps, activation: cfg.activation });
-      s.op('linear_q8', { ...q8, w: down, y: h }, { accumulate: 1 });
-      return;
+      s.op('linear_glu_q8', { ...(toMlp ?? { x: h, gamma: postNorm }), w: gateUp, ...q8 }, { eps, activation: cfg.activation });
+      // the down GEMV's norm handoff to the next layer's q|k|v: h * its input norm
+      const toQkv = this.handoffQkv.has(l + 1) ? this.handoffActs(s) : undefined;
+      const dOut: Record<string, StepTensor> = toQkv ? { y: h, ng: this.weights.get(`model.layers.${l + 1}.input_layernorm.weight`), nq: toQkv.xq, nm: toQkv.xm } : { y: h };
+      s.op('linear_q8', { ...q8, w: down, ...dOut }, { accumulate: 1 });
+      return toQkv;
     }
     const gu = s.act('gu', [1, 2 * I]);
     s.op('linear_fused', { x: h, w: gateUp, gamma: postNorm, y: gu }, { prologue: 'rmsnorm', eps });
     s.op('linear_fused', { x: gu, w: down, y: h }, { prologue: 'glu', activation: cfg.activation, accumulate: 1 });
+    return undefined;
+  }
+
+  /** A fresh norm handoff of one token's hidden row (handoffActivations) in the step. */
+  private handoffActs(s: OpSink): Handoff {
+    const { xq, xm } = handoffActivations(this.cfg.hiddenSize);
+    return { xq: s.act('hq', xq.shape, xq.dtype), xm: s.act('hm', xm.shape) };
   }
 
   /** Fresh int8 activations of one token's row of n values (q8Activations) in the step. */
@@ -658,6 +725,21 @@ export class Decoder {
 /** An f32 tensor of this shape, as opAccepts asks about it. */
 function f32(shape: number[]) {
   return { dtype: 'float32', shape };
+}
+
+/** A norm handoff in the step: the int8 runs (xq) and their scales, sums and sums of squares (xm). */
+interface Handoff {
+  xq: StepTensor;
+  xm: StepTensor;
+}
+
+/**
+ * The norm handoff of one token's hidden row of n values, from the GEMV that writes h to the one that reads
+ * rmsnorm(h) * gamma (gemv-q8a.wgsl.jinja): the int8 values, 4 a u32, and per run of 16 its scale, int8 sum and sum of
+ * h^2 (xm [1, 3 n / 16]).
+ */
+function handoffActivations(n: number) {
+  return { xq: { dtype: 'uint32', shape: [1, n / 4] }, xm: { dtype: 'float32', shape: [1, (3 * n) / 16] } };
 }
 
 /** The int8 activations one token's row of n values takes from its producer (linear_glu_q8, attention) to linear_q8:
