@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -332,7 +332,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   // the qkv and head points only: the q|k|v GEMV with rope and the cache write (32 query heads, 8 KV heads of 128, an
   // f16 cache of 4096 positions) and the LM head with the final norm (vocabulary 128256)
   const [nH, nKV, D, P, V] = [32, 8, 128, 4096, 128256];
-  const qkvW = given?.qkv?.length ? weights((nH + 2 * nKV) * D, H) : [];
+  const qkvW = given?.qkv?.length || process.argv.includes('--mlp-chains') ? weights((nH + 2 * nKV) * D, H) : [];
   const headW = given?.head?.length ? weights(V, H) : [];
   const vec = (n: number, f: (i: number) => number) => {
     const b = mk(n * 4);
@@ -353,6 +353,11 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const [kCache, vCache] = qkvW.length ? [cache(), cache()] : [y, y];
   const q = vec(nH * D, () => 0);
   const logits = headW.length ? vec(V, () => 0) : y;
+  // the norm handoff (o_proj / down writing h * the next norm's weight as int8 runs of 16, gate|up / q|k|v reading
+  // them): one token's hidden row of int8 values (any bits), run scales 0.01, run sums 0, sums of squares 1
+  const hq = vec(H / 4, (i) => Math.sin(i + 0.5));
+  const hm = vec((3 * H) / 16, (i) => (i < H / 16 ? 0.01 : i < H / 8 ? 0 : 1));
+  const handoffOut = { ng: [H], nq: [1, H / 4], nm: [1, (3 * H) / 16] };
   const ops = {
     'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)': {
       plan: (t: Record<string, string | number>) =>
@@ -400,6 +405,32 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       buffers: (i: number) => ({ qa, da, rs, w: down[i % down.length]!, y }),
       bytes: BYTES.q4_k!(H, I),
     },
+    'linear_fused o_proj (accumulate, handoff out)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_fused', { shapes: { x: [1, H], w: [H, H], y: [1, H], ...handoffOut }, dtypes: { w: 'q4_k', nq: 'uint32' }, attributes: { prologue: 'none', accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ x, w: oProj[i % oProj.length]!, y, ng: gamma, nq: hq, nm: hm }),
+      bytes: BYTES.q4_k!(H, H),
+    },
+    'linear_glu_q8 gate|up (handoff in)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_glu_q8', { shapes: { xq: [1, H / 4], xm: [1, (3 * H) / 16], w: [2 * I, H], ...q8 }, dtypes: { w: 'q4_k', qa: 'uint32', xq: 'uint32' }, tunables: { mlpQ8: 'on', ...t } }),
+      buffers: (i: number) => ({ xq: hq, xm: hm, w: gu[i % gu.length]!, qa, da, rs }),
+      bytes: BYTES.q4_k!(2 * I, H),
+    },
+    'linear_q8 down (accumulate, handoff out)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_q8', { shapes: { ...q8, w: [H, I], y: [1, H], ...handoffOut }, dtypes: { w: 'q4_k', qa: 'uint32', nq: 'uint32' }, attributes: { accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ qa, da, rs, w: down[i % down.length]!, y, ng: gamma, nq: hq, nm: hm }),
+      bytes: BYTES.q4_k!(H, I),
+    },
+    'linear_rope_kv q|k|v (handoff in, rope, f16 cache)': {
+      plan: (t: Record<string, string | number>) =>
+        planOp(dev, 'linear_rope_kv', {
+          shapes: { xq: [1, H / 4], xm: [1, (3 * H) / 16], w: [(nH + 2 * nKV) * D, H], cos: [P, D / 2], sin: [P, D / 2], kCache: [P, nKV, D], vCache: [P, nKV, D], q: [1, nH, D] },
+          dtypes: { w: 'q4_k', xq: 'uint32', kCache: 'float16', vCache: 'float16' },
+          attributes: { start_pos: 100 },
+          tunables: t,
+        }),
+      buffers: (i: number) => ({ xq: hq, xm: hm, w: qkvW[i % qkvW.length]!, cos, sin, kCache, vCache, q }),
+      bytes: BYTES.q4_k!((nH + 2 * nKV) * D, H),
+    },
   };
   type Name = keyof typeof ops;
   const out: Record<string, unknown>[] = [];
@@ -444,6 +475,41 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       console.log(`mlp seq ${e.variant} ${JSON.stringify(t)}: ${(1000 * e.inPassMs).toFixed(2)} us a pair`);
     }
   }
+  // --mlp-chains '{"name": ["qkv", "o", "glu", "down"], ...}': each chain's ops back to back in one pass, k times (weights
+  // rotating), against the sum of each op timed alone: what running between the others costs an op (short names:
+  // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's)
+  if (process.argv.includes('--mlp-chains')) {
+    const short: Record<string, Name> = {
+      qkv: 'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)',
+      o: 'linear_fused o_proj (accumulate)',
+      glu: 'linear_glu_q8 gate|up',
+      down: 'linear_q8 down (accumulate)',
+      qkvH: 'linear_rope_kv q|k|v (handoff in, rope, f16 cache)',
+      oN: 'linear_fused o_proj (accumulate, handoff out)',
+      gluH: 'linear_glu_q8 gate|up (handoff in)',
+      downN: 'linear_q8 down (accumulate, handoff out)',
+    };
+    const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, string[]>;
+    for (let round = 1; round <= 2; round++) {
+      for (const [label, names] of Object.entries(chains)) {
+        const chain = names.map((k) => {
+          const name = short[k];
+          if (!name) throw new Error(`--mlp-chains: unknown op ${k} (one of ${Object.keys(short).join(', ')})`);
+          return { name, op: ops[name], plan: ops[name].plan(cpu) };
+        });
+        const record = async (rec: Recorder, k: number) => {
+          for (let i = 0; i < k; i++) for (const c of chain) await recordPlan(rec, dev, c.plan, c.op.buffers(i));
+        };
+        await heatGpu(dev, record, 100);
+        const ms = await spanMsPerCall(dev, record, Math.max(3, reps));
+        const alone: number[] = [];
+        for (const c of chain) alone.push(await time(c.name, {}));
+        const e = { op: `chain ${label}`, variant: chain.map((c) => c.plan.variant).join(' + '), round, inPassMs: +ms.toFixed(5), aloneSumMs: +alone.reduce((a, b) => a + b, 0).toFixed(5), aloneMs: alone.map((v) => +v.toFixed(5)) };
+        out.push(e);
+        console.log(`mlp chain ${label} (${e.variant}), round ${round}: ${(1000 * e.inPassMs).toFixed(2)} us a chain, ops alone ${alone.map((v) => (1000 * v).toFixed(2)).join(' + ')} = ${(1000 * e.aloneSumMs).toFixed(2)} us`);
+      }
+    }
+  }
   // (unroll 1 by default since 578f8a0: the points around it)
   for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);
   for (const t of given?.qkv ?? []) await time('linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)', t);
@@ -460,7 +526,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   }
-  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits])) b.destroy();
+  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits, hq, hm])) b.destroy();
   return out;
 }
 
