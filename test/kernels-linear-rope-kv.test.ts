@@ -50,9 +50,9 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16 }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2 }], // 40 items: the last block's half past N
     // the norm handoff (handoff: not a tunable; the case feeds xq / xm): 16 rows a workgroup by default
-    [1, 4, 2, 64, 256, 0, 'float16', 5, { handoff: 1 }],
-    [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, handoffRowBlock: 24 }], // 40 items: the last block's half past N
-    [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, handoffRowBlock: 32, handoffTeams: 2 }],
+    [1, 4, 2, 64, 256, 0, 'float16', 5, { handoff: 1, normHandoff: 'on' }],
+    [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, normHandoff: 'on', handoffRowBlock: 24 }], // 40 items: the last block's half past N
+    [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2 }],
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, given], ctx) => {
     const { handoff, ...tun } = given as { handoff?: number } & Record<string, string | number>;
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
