@@ -149,6 +149,7 @@ export class Decoder {
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
       if (
         this.q8Mlp.has(l) &&
+        this.ropeFusedQkv.has(l) &&
         opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, { eps, activation: cfg.activation }) &&
         (this.q8Attention.has(l)
           ? opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 })
