@@ -149,7 +149,7 @@ export class Decoder {
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
       if (
         this.q8Mlp.has(l) &&
-        this.ropeFusedQkv.has(l) &&
+        this.splitQkv.size === 0 &&
         opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, { eps, activation: cfg.activation }) &&
         (this.q8Attention.has(l)
           ? opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 })
@@ -181,7 +181,10 @@ export class Decoder {
   /**
    * Fused layers whose gate|up GEMV reads its activations from o_proj's norm handoff (linear_glu_q8 on xq / xm, no
    * prologue): o_proj, which writes h, also rounds h * post_attention_layernorm to int8 (runs of 16, with each run's
-   * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8.
+   * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8. Not in models with
+   * layers whose q|k and v differ in format (llama.cpp's Q4_K_M mix): on the H200 the handoff made the 8B Q4_K_M decode
+   * slower (347.3 vs 369.0 tok/s; 353.9 vs 368.2 in its rope-fused layers alone), while the Q4_K one gains (498.9 /
+   * 499.2 vs 490.7 / 490.8), for reasons not found (bench/receipts/README.md, fifteenth session).
    */
   private readonly handoffMlp = new Set<number>();
   /**
