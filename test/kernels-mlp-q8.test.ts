@@ -8,7 +8,6 @@
  *   Q6_K (the down_proj of llama.cpp's Q4_K_M layers that keep it in Q6_K).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError } from '../src/contracts/index.ts';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, dequantizeQ6_K, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -20,6 +19,7 @@ import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { expectQ8Activations } from './helpers/q8.ts';
 import { testDevice } from './helpers/device.ts';
+import { runOpOrSkip } from './helpers/run-or-skip.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -32,17 +32,7 @@ const ACT = {
 };
 
 /** Run `op`, or skip (saying why) where the device lacks what the variant requires. */
-async function runOrSkip(op: string, req: Parameters<typeof runContract>[2], ctx: { skip: (why: string) => void }) {
-  try {
-    return await runContract(dev, opContract(op), req);
-  } catch (e) {
-    if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
-      ctx.skip(`${op} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
-      return undefined;
-    }
-    throw e;
-  }
-}
+const runOrSkip = (op: string, req: Parameters<typeof runContract>[2], ctx: { skip: (why: string) => void }) => runOpOrSkip(dev, op, req, ctx);
 
 describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU reference', () => {
   it.for([

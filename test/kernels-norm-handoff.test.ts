@@ -11,7 +11,6 @@
  *   same h.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError } from '../src/contracts/index.ts';
 import { runContract } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -21,6 +20,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { runOpOrSkip } from './helpers/run-or-skip.ts';
 import { expectHandoff, expectQ8Activations, handoffActivations } from './helpers/q8.ts';
 
 let dev: TesseraDevice;
@@ -31,17 +31,7 @@ beforeAll(async () => {
 const silu = (g: number) => g / (1 + Math.exp(-g));
 
 /** Run `op`, or skip (saying why) where the device lacks what the variant requires. */
-async function runOrSkip(op: string, req: Parameters<typeof runContract>[2], ctx: { skip: (why: string) => void }) {
-  try {
-    return await runContract(dev, opContract(op), req);
-  } catch (e) {
-    if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
-      ctx.skip(`${op} does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
-      return undefined;
-    }
-    throw e;
-  }
-}
+const runOrSkip = (op: string, req: Parameters<typeof runContract>[2], ctx: { skip: (why: string) => void }) => runOpOrSkip(dev, op, req, ctx);
 
 /** int8 activations and their block scales of 32 as a producer writes them, and what they dequantize to. */
 function q8Inputs(r: Rng, M: number, K: number) {
