@@ -108,6 +108,7 @@ describe('the norm handoff out of the GEMVs that write h', () => {
     await expect(run(64, [1, 8])).rejects.toThrow(/nextShapeOk/); // nm is [M, 3 N / 16]
     await expect(run(40, [1, 7.5])).rejects.toThrow(/nextShapeOk|rank|shape/); // N not a multiple of 16
     await expect(run(64, [1, 12], { gemvRowBlock: 8 })).rejects.toThrow(/gemvRowBlock % 16/); // half a run a workgroup
+    await expect(run(64, [1, 12], { gemvRowBlock: 64, gemvWorkgroup: 8 })).rejects.toThrow(/4 \* rowsWg/); // 16 runs, 8 lanes
   });
 });
 
