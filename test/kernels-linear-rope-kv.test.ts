@@ -4,12 +4,13 @@
  * dequantized weights, then rope of the query and key heads at start_pos + m and the cache rows written; every other
  * cache row stays as it was. Both rope pair layouts, f16 and f32 caches, one and several tokens. On the norm handoff
  * (q8h_rope_rows: xq / xm from the previous layer's down GEMV instead of x and gamma), the activations are rmsnorm's
- * scale times h * gamma rounded in runs of 16 (handoffActivations).
+ * scale times h * gamma rounded in runs of 16 (handoffActivations). A layer whose v_proj is in another format (Q4_K_M)
+ * runs its q|k weight and its v weight (Q4_K or Q6_K) as two calls: each writes its heads and leaves the rest as it was.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -53,15 +54,24 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 4, 2, 64, 256, 0, 'float16', 5, { handoff: 1, normHandoff: 'on' }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, normHandoff: 'on', handoffRowBlock: 24 }], // 40 items: the last block's half past N
     [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2 }],
+    // a Q4_K_M layer's two calls (heads, fmt: not tunables): q|k (Q4_K), v (Q6_K, rows mode; or Q4_K)
+    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk' }],
+    [2, 3, 1, 32, 768, 1, 'float32', 3, { heads: 'qk', gemvRowBlock: 16 }],
+    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k' }], // 8 items, 4 a workgroup
+    [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
+    [1, 4, 2, 64, 256, 0, 'float32', 2, { heads: 'v' }],
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, given], ctx) => {
-    const { handoff, ...tun } = given as { handoff?: number } & Record<string, string | number>;
-    const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}`);
-    const N = (QH + 2 * KVH) * D;
+    const { handoff, heads = 'qkv', fmt = 'q4_k', ...tun } = given as { handoff?: number; heads?: 'qkv' | 'qk' | 'v'; fmt?: 'q4_k' | 'q6_k' } & Record<string, string | number>;
+    const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}/${heads}/${fmt}`);
+    // the weight's heads: q|k|v, q|k, or v (after the q and k heads)
+    const N = (heads === 'qkv' ? QH + 2 * KVH : heads === 'qk' ? QH + KVH : KVH) * D;
+    const first = heads === 'v' ? QH + KVH : 0;
+    const [quantize, dequantize] = fmt === 'q6_k' ? [quantizeQ6_K, dequantizeQ6_K] : [quantizeQ4_K, dequantizeQ4_K];
     const cap = 8;
     const positions = 10;
     const x = r.floats(M * K);
     const gamma = r.floats(K).map((v) => 1 + v);
-    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wBytes = quantize(r.floats(N * K));
     const cos = r.floats(positions * (D / 2));
     const sin = r.floats(positions * (D / 2));
     const init = r.floats(cap * KVH * D);
@@ -75,7 +85,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       out = await runContract(dev, opContract('linear_rope_kv'), {
         inputs: {
           ...acts,
-          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
+          w: { dtype: fmt, shape: [N, K], data: wBytes },
           cos: { dtype: 'float32', shape: [positions, D / 2], data: cos },
           sin: { dtype: 'float32', shape: [positions, D / 2], data: sin },
           kCache: { dtype: cache, shape: [cap, KVH, D], data: cacheData() },
@@ -92,7 +102,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       }
       throw e;
     }
-    expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
+    expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : fmt === 'q6_k' ? 'q6k_norm_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
@@ -102,19 +112,20 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       const inv = 1 / Math.sqrt(ss / K + 1e-6);
       for (let k = 0; k < K; k++) a[m * K + k] = x[m * K + k]! * inv * gamma[k]!;
     }
-    const qkv = matmulF32Reference(ho ? ho.a : roundActivationsQ8(a), dequantizeQ4_K(wBytes, N * K), { M, N, K, alpha: 1 });
+    const qkv = matmulF32Reference(ho ? ho.a : roundActivationsQ8(a), dequantize(wBytes, N * K), { M, N, K, alpha: 1 });
     const asF32 = (t: { data: ArrayBufferView }) => (cache === 'float16' ? f16BytesToF32(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)) : (t.data as Float32Array));
     const round = (v: number) => (cache === 'float16' ? f16BytesToF32(f32ToF16Bytes([v]))[0]! : v);
-    const wantQ: number[] = [];
+    const wantQ: number[] = new Array(M * QH * D).fill(0); // q starts as zeros
     const wantK = Array.from(asF32({ data: cacheData() }));
     const wantV = wantK.slice();
     for (let m = 0; m < M; m++) {
       const pos = start + m;
-      for (let h = 0; h < QH + 2 * KVH; h++) {
+      for (let h = 0; h < N / D; h++) {
+        const head = first + h;
         const base = m * N + h * D;
-        if (h < QH) wantQ.push(...ropeHead(qkv, base, D, il === 1, cos, sin, pos));
-        else if (h < QH + KVH) ropeHead(qkv, base, D, il === 1, cos, sin, pos).forEach((v, e) => (wantK[(pos * KVH + h - QH) * D + e] = round(v)));
-        else for (let e = 0; e < D; e++) wantV[(pos * KVH + h - QH - KVH) * D + e] = round(qkv[base + e]!);
+        if (head < QH) ropeHead(qkv, base, D, il === 1, cos, sin, pos).forEach((v, e) => (wantQ[(m * QH + head) * D + e] = v));
+        else if (head < QH + KVH) ropeHead(qkv, base, D, il === 1, cos, sin, pos).forEach((v, e) => (wantK[(pos * KVH + head - QH) * D + e] = round(v)));
+        else for (let e = 0; e < D; e++) wantV[(pos * KVH + head - QH - KVH) * D + e] = round(qkv[base + e]!);
       }
     }
     // relative to the largest value: f32 summation order (and one f16 rounding step in the cache) apart
@@ -128,12 +139,16 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       }
       expect(d / scale, what).toBeLessThan(cache === 'float16' && what !== 'q' ? 2e-3 : 1e-4);
     };
-    close(out.outputs.q!.data as Float32Array, wantQ, 'q');
-    close(asF32(out.outputs.kCache!), wantK, 'kCache');
-    close(asF32(out.outputs.vCache!), wantV, 'vCache');
+    // the heads the weight holds are written; q and the caches of the others are exactly as they were
+    const before = asF32({ data: cacheData() });
+    if (heads === 'v') expect(Array.from(out.outputs.q!.data as Float32Array)).toEqual(wantQ);
+    else close(out.outputs.q!.data as Float32Array, wantQ, 'q');
+    if (heads === 'v') expect(asF32(out.outputs.kCache!)).toEqual(before);
+    else close(asF32(out.outputs.kCache!), wantK, 'kCache');
+    if (heads === 'qk') expect(asF32(out.outputs.vCache!)).toEqual(before);
+    else close(asF32(out.outputs.vCache!), wantV, 'vCache');
     // rows other than start .. start + M - 1 are exactly as they were
     const k = asF32(out.outputs.kCache!);
-    const before = asF32({ data: cacheData() });
     for (let row = 0; row < cap; row++) {
       if (row >= start && row < start + M) continue;
       for (let i = row * KVH * D; i < (row + 1) * KVH * D; i++) expect(k[i], `kCache row ${row}`).toBe(before[i]);
