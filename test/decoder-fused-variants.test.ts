@@ -7,6 +7,8 @@
  *   workgroup, the same rounding;
  * - attention's combine pass rounding its output to int8 for o_proj (decode_split_q8, linear_q8; tunable attnQ8) vs
  *   o_proj as linear_fused rounding the f32 rows in every workgroup.
+ * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
+ *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
  *   instead of blocks of 32, so the logits agree to the int8 rounding's noise, not to float rounding.
@@ -61,14 +63,25 @@ const VARIANTS = [
     // both round to int8, in runs of 16 or blocks of 32: on SwiftShader each is 1.2-1.7% from the f32 GEMVs' logits
     tol: 4e-2,
   },
+  {
+    name: "Q4_K_M's split q|k|v layer: q|k and v GEMVs with rope and the cache write (linear_rope_kv x2) vs linear_fused x2 + rope_kv",
+    tunables: { linear_rope_kv: { cpuMapping: 'off', ropeKvSplit: 'on', normHandoff: 'off' }, linear_glu_q8: { normHandoff: 'off' } },
+    without: { linear_rope_kv: { cpuMapping: 'off', ropeKvSplit: 'off' }, linear_glu_q8: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.ropeSplitLayers,
+    what: 'linear_rope_kv on q|k and on v',
+    // 3 layers, the third with v_proj and down_proj in Q6_K (K = 512: the Q6_K rows GEMVs)
+    quant: 'q4k_m' as const,
+    hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
+    count: 1,
+  },
 ];
 
 let dev: TesseraDevice;
 const saved = process.env.TESSERA_TUNABLES;
 
-function model(label: string, tunables: object): LoadedModel {
+function model(label: string, tunables: object, quant: 'q4k' | 'q4k_m' = 'q4k', hf: Record<string, unknown> = LLAMA): LoadedModel {
   process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
-  return randomModel(dev, decoderConfigFromHF(LLAMA, 'test config'), 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label });
+  return randomModel(dev, decoderConfigFromHF(hf, 'test config'), quant, { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label });
 }
 
 beforeAll(async () => {
@@ -82,20 +95,23 @@ afterAll(() => {
 describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v }) => {
   const count = 'count' in v ? v.count! : 2;
   const tol = 'tol' in v ? v.tol! : 1e-4;
+  const quant = 'quant' in v ? v.quant! : 'q4k';
+  const hf = 'hf' in v ? v.hf! : LLAMA;
+  const numLayers = hf.num_hidden_layers;
   let on: LoadedModel;
   let off: LoadedModel;
   const both = { ...INT8, ...tunables };
   beforeAll(() => {
     // the variant's tunables decide which layers take it when the model is built; both models run under `both`
-    off = model(`random q4k (without ${what})`, { ...INT8, ...without });
-    on = model(`random q4k (${what})`, both);
+    off = model(`random ${quant} (without ${what})`, { ...INT8, ...without }, quant, hf);
+    on = model(`random ${quant} (${what})`, both, quant, hf);
   });
 
   it(`every fused layer takes ${what} when its tunable is on, none otherwise`, (ctx) => {
     if (on.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
     expect(layers(on)).toBe(count);
     expect(layers(off)).toBe(0);
-    expect(off.decoder.fusedGemvLayers).toBe(2);
+    expect(off.decoder.fusedGemvLayers).toBe(numLayers);
   });
 
   it('one-token logits agree and greedy decoding gives the same tokens', async (ctx) => {

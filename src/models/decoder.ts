@@ -90,6 +90,18 @@ export class Decoder {
    */
   private readonly ropeFusedQkv = new Set<number>();
 
+  /**
+   * Fused layers whose q|k and v weights differ in format (splitQkv) and run as two linear_rope_kv calls, the q|k one
+   * rotating and writing q and the keys, the v one writing the values (two dispatches instead of linear_fused twice
+   * and rope_kv). Tunable ropeKvSplit.
+   */
+  private readonly ropeSplitQkv = new Set<number>();
+
+  /** How many split q|k|v layers run their two GEMVs with rope and the cache write inside. */
+  get ropeSplitLayers(): number {
+    return this.ropeSplitQkv.size;
+  }
+
   /** How many fused layers run rope and the KV-cache write inside the q|k|v GEMV. */
   get ropeFusedLayers(): number {
     return this.ropeFusedQkv.size;
@@ -129,6 +141,9 @@ export class Decoder {
       // (one q|k|v weight only)
       const qkvSpec = qkv && { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
       if (qkvSpec && plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
+      // q|k and v in two formats: each GEMV with rope and the cache write of its heads
+      const ropeSpec = (t: Tensor) => ({ x: f32([1, H]), w: t, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) });
+      if (split && plainQkv && qkvParts.every((t) => opAccepts(this.dev, 'linear_rope_kv', ropeSpec(t!), { eps, interleaved: this.ropeInterleaved }))) this.ropeSplitQkv.add(l);
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
@@ -610,6 +625,13 @@ export class Decoder {
       // its activations: the previous layer's norm handoff, or rmsnorm(h) rounded in its own prologue
       const acts = this.handoffQkv.has(l) && handoff ? handoff : { x: h, gamma: this.weights.get(p + 'input_layernorm.weight') };
       s.op('linear_rope_kv', { ...acts, w, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
+    } else if (this.ropeSplitQkv.has(l)) {
+      // q|k and v (two formats): two GEMVs, each with rope and the cache write of its heads
+      const p = `model.layers.${l}.`;
+      const rope = this.ropeByLayer[l]!;
+      const gamma = this.weights.get(p + 'input_layernorm.weight');
+      for (const w of ['self_attn.qk_proj.weight', 'self_attn.v_proj.weight'])
+        s.op('linear_rope_kv', { x: h, w: this.weights.get(p + w), gamma, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
     } else this.emitQkvRope(s, l, h, kv, pos, q3);
     return this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
   }
