@@ -55,11 +55,11 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, normHandoff: 'on', handoffRowBlock: 24 }], // 40 items: the last block's half past N
     [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2 }],
     // a Q4_K_M layer's two calls (heads, fmt: not tunables): q|k (Q4_K), v (Q6_K, rows mode; or Q4_K)
-    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk' }],
-    [2, 3, 1, 32, 768, 1, 'float32', 3, { heads: 'qk', gemvRowBlock: 16 }],
-    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k' }], // 8 items, 4 a workgroup
-    [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
-    [1, 4, 2, 64, 256, 0, 'float32', 2, { heads: 'v' }],
+    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk', ropeKvSplit: 'on' }],
+    [2, 3, 1, 32, 768, 1, 'float32', 3, { heads: 'qk', ropeKvSplit: 'on', gemvRowBlock: 16 }],
+    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on' }], // 8 items, 4 a workgroup
+    [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
+    [1, 4, 2, 64, 256, 0, 'float32', 2, { heads: 'v', ropeKvSplit: 'on' }],
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, given], ctx) => {
     const { handoff, heads = 'qkv', fmt = 'q4_k', ...tun } = given as { handoff?: number; heads?: 'qkv' | 'qk' | 'v'; fmt?: 'q4_k' | 'q6_k' } & Record<string, string | number>;
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}/${heads}/${fmt}`);
@@ -155,7 +155,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     }
   });
 
-  it('refuses partial rotary dims and a weight that is not q|k|v of these heads, naming the condition', async () => {
+  it('refuses partial rotary dims, a weight that is not q|k|v, q|k or v of these heads, and q|k alone with ropeKvSplit off, naming the condition', async () => {
     const f32 = (shape: number[]) => ({ dtype: 'float32' as const, shape, data: new Float32Array(shape.reduce((p, d) => p * d, 1)) });
     const run = (N: number, rot: number) =>
       runContract(dev, opContract('linear_rope_kv'), {
@@ -164,5 +164,6 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       });
     await expect(run(4 * 32, 16)).rejects.toThrow(/shapeOk/);
     await expect(run(5 * 32, 32)).rejects.toThrow(/shapeOk/);
+    await expect(run(3 * 32, 32)).rejects.toThrow(/splitOk/); // a q|k weight alone, with ropeKvSplit off (the default)
   });
 });
