@@ -426,7 +426,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
           shapes: { xq: [1, H / 4], xm: [1, (3 * H) / 16], w: [(nH + 2 * nKV) * D, H], cos: [P, D / 2], sin: [P, D / 2], kCache: [P, nKV, D], vCache: [P, nKV, D], q: [1, nH, D] },
           dtypes: { w: 'q4_k', xq: 'uint32', kCache: 'float16', vCache: 'float16' },
           attributes: { start_pos: 100 },
-          tunables: t,
+          tunables: { normHandoff: 'on', ...t }, // (off in the decoder by default)
         }),
       buffers: (i: number) => ({ xq: hq, xm: hm, w: qkvW[i % qkvW.length]!, cos, sin, kCache, vCache, q }),
       bytes: BYTES.q4_k!((nH + 2 * nKV) * D, H),
