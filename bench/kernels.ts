@@ -477,7 +477,8 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   }
   // --mlp-chains '{"name": ["qkv", "o", "glu", "down"], ...}': each chain's ops back to back in one pass, k times (weights
   // rotating), against the sum of each op timed alone: what running between the others costs an op (short names:
-  // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's)
+  // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's). An op may
+  // be ["gluH", {"handoffRowBlock": 128}]: its tunables (TESSERA_TUNABLES does not reach these plans)
   if (process.argv.includes('--mlp-chains')) {
     const short: Record<string, Name> = {
       qkv: 'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)',
@@ -489,13 +490,14 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       gluH: 'linear_glu_q8 gate|up (handoff in)',
       downN: 'linear_q8 down (accumulate, handoff out)',
     };
-    const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, string[]>;
+    const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, (string | [string, Record<string, string | number>])[]>;
     for (let round = 1; round <= 2; round++) {
       for (const [label, names] of Object.entries(chains)) {
-        const chain = names.map((k) => {
+        const chain = names.map((entry) => {
+          const [k, tunables] = typeof entry === 'string' ? [entry, {}] : entry;
           const name = short[k];
           if (!name) throw new Error(`--mlp-chains: unknown op ${k} (one of ${Object.keys(short).join(', ')})`);
-          return { name, op: ops[name], plan: ops[name].plan(cpu) };
+          return { name, tunables, op: ops[name], plan: ops[name].plan({ ...cpu, ...tunables }) };
         });
         const record = async (rec: Recorder, k: number) => {
           for (let i = 0; i < k; i++) for (const c of chain) await recordPlan(rec, dev, c.plan, c.op.buffers(i));
@@ -503,7 +505,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
         await heatGpu(dev, record, 100);
         const ms = await spanMsPerCall(dev, record, Math.max(3, reps));
         const alone: number[] = [];
-        for (const c of chain) alone.push(await time(c.name, {}));
+        for (const c of chain) alone.push(await time(c.name, c.tunables));
         const e = { op: `chain ${label}`, variant: chain.map((c) => c.plan.variant).join(' + '), round, inPassMs: +ms.toFixed(5), aloneSumMs: +alone.reduce((a, b) => a + b, 0).toFixed(5), aloneMs: alone.map((v) => +v.toFixed(5)) };
         out.push(e);
         console.log(`mlp chain ${label} (${e.variant}), round ${round}: ${(1000 * e.inPassMs).toFixed(2)} us a chain, ops alone ${alone.map((v) => (1000 * v).toFixed(2)).join(' + ')} = ${(1000 * e.aloneSumMs).toFixed(2)} us`);
