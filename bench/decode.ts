@@ -263,7 +263,8 @@ async function probeGlu(dev: TesseraDevice, cfg: DecoderConfig, w: GpuWeights, p
 const dev = await createDevice({ timestamps: true });
 const out = arg('out', 'bench-decode.json');
 const tokens = Number(arg('tokens', '256'));
-const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',');
+const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b,llama-1b-128k' : 'tiny').split(',').filter(Boolean); // '' : the shipped model only
+for (const p of presets) if (!PRESETS[p]) throw new Error(`--presets: unknown preset ${p} (known: ${Object.keys(PRESETS).join(', ')})`);
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as RandomQuant[];
 for (const q of quants) if (!RANDOM_QUANTS.includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
 const context = Number(arg('context', '16'));
@@ -296,7 +297,7 @@ for (const p of presets) {
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
     console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);
-    results.push({ model: p, quant: q, storage: w.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
+    results.push({ model: p, quant: q, storage: w.storage, decoder: decoderPaths(dec), bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
     w.destroy();
   }
 }
@@ -306,10 +307,23 @@ else {
   const r = await decodeRun(dev, m.decoder, 5, tokens);
   const bpt = bytesPerToken(m.weights, m.config);
   console.log(summary('models/default f32', r));
-  results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
+  results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, decoder: decoderPaths(m.decoder), bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
 const commit = receiptCommit();
+
+/** Which of the decoder's single-token paths a model took (layers or GEMVs a step), for the receipt. */
+function decoderPaths(d: Decoder) {
+  return {
+    fusedGemvLayers: d.fusedGemvLayers,
+    ropeFusedLayers: d.ropeFusedLayers,
+    splitQkvLayers: d.splitQkvLayers,
+    ropeSplitLayers: d.ropeSplitLayers,
+    q8MlpLayers: d.q8MlpLayers,
+    q8AttentionLayers: d.q8AttentionLayers,
+    normHandoffGemvs: d.normHandoffGemvs,
+  };
+}
 const receipt = {
   benchmark: 'decode',
   date: new Date().toISOString(),
