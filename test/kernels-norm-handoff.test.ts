@@ -8,7 +8,9 @@
  *   rmsnorm's scale times the dequantized runs, rounded as the gate|up GEMV rounds its output (expectQ8Activations);
  *   linear_rope_kv's consumer is in kernels-linear-rope-kv.test.ts;
  * - the pair: linear_q8 with the handoff, then linear_glu_q8 on it, against linear_glu_q8's rmsnorm prologue on the
- *   same h.
+ *   same h;
+ * - gate|up writing act(gate) * up in runs of 16 (q8h_glu16_rows, tunable gluRuns) and linear_q8 reading runs of 16
+ *   without a norm (q8h_rows), each against the CPU reference.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -204,5 +206,87 @@ describe('the pair: linear_q8 writing the handoff, linear_glu_q8 reading it', ()
       return Float32Array.from(q, (v, i) => v * d[i >> 5]!);
     };
     expect(maxRelErr(deq(viaHandoff), deq(viaPrologue))).toBeLessThan(0.05);
+  });
+});
+
+describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_q8 q8h_rows', () => {
+  it.for([
+    // M, I, K, tunables
+    [1, 64, 256, {}], // 32 rows in 2 teams (the default): 16 values of h a workgroup
+    [2, 96, 512, { glu16RowBlock: 64, glu16Teams: 4 }],
+    [1, 96, 4096, { glu16Teams: 1 }], // 6 workgroups of one team
+  ] as const)('gate|up M=%i I=%i K=%i %o', async ([M, I, K, tun], ctx) => {
+    const r = new Rng(`handoff-glu16/${M}x${I}x${K}`);
+    const h = r.floats(M * K).map((v) => 3 * v);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const ho = handoffActivations(h, gamma, M, K, 1e-6);
+    const wBytes = quantizeQ4_K(r.floats(2 * I * K));
+    const out = await runOrSkip(
+      'linear_glu_q8',
+      {
+        inputs: {
+          xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq },
+          xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm },
+          w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
+          nq: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 },
+          nm: { dtype: 'float32', shape: [M, (3 * I) / 16], data: stale((M * 3 * I) / 16).f32 },
+        },
+        attributes: { eps: 1e-6, activation: 'silu' },
+        tunables: { mlpQ8: 'on', cpuMapping: 'off', gluRuns: 'on', ...tun },
+      },
+      ctx,
+    );
+    if (!out) return;
+    expect(out.plan.variant).toBe('q8h_glu16_rows');
+    const gu = matmulF32Reference(ho.a, dequantizeQ4_K(wBytes, 2 * I * K), { M, N: 2 * I, K, alpha: 1 });
+    const want = new Float32Array(M * I);
+    for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) want[m * I + i] = silu(gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
+    expectHandoff(out.outputs.nq!.data as Uint32Array, out.outputs.nm!.data as Float32Array, want, new Float32Array(I).fill(1), M, I);
+  });
+
+  it.for([
+    // M, N, K, accumulate, tunables
+    [1, 37, 512, 1, {}], // 16 rows a workgroup (the default)
+    [2, 70, 2304, 0, { gemvRowBlock: 8 }],
+    [1, 41, 14336, 1, {}], // the 8B down_proj's K
+  ] as const)('down M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
+    const r = new Rng(`handoff-runs-in/${M}x${N}x${K}`);
+    const qv = new Int8Array(M * K).map(() => Math.round((r.next() * 2 - 1) * 127));
+    qv.fill(0, 16, 32); // a run of zeros
+    const R = K / 16;
+    const xm = new Float32Array(M * 3 * R);
+    const a = new Float32Array(M * K);
+    for (let m = 0; m < M; m++)
+      for (let j = 0; j < R; j++) {
+        const d = 0.001 + r.next() * 0.05;
+        xm[m * 3 * R + j] = d;
+        let rs = 0;
+        for (let i = 0; i < 16; i++) {
+          rs += qv[m * K + j * 16 + i]!;
+          a[m * K + j * 16 + i] = qv[m * K + j * 16 + i]! * d;
+        }
+        xm[m * 3 * R + R + j] = rs;
+        xm[m * 3 * R + 2 * R + j] = NaN; // the sums of squares: not read without a norm
+      }
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const y0 = r.floats(M * N);
+    const out = await runOrSkip(
+      'linear_q8',
+      {
+        inputs: {
+          xq: { dtype: 'uint32', shape: [M, K / 4], data: new Uint32Array(qv.buffer) },
+          xm: { dtype: 'float32', shape: [M, 3 * R], data: xm },
+          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
+          y: { dtype: 'float32', shape: [M, N], data: y0 },
+        },
+        attributes: { alpha: 0.5, accumulate },
+        tunables: { cpuMapping: 'off', ...tun },
+      },
+      ctx,
+    );
+    if (!out) return;
+    expect(out.plan.variant).toBe('q8h_rows');
+    const prod = matmulF32Reference(a, dequantizeQ4_K(wBytes, N * K), { M, N, K, alpha: 0.5 });
+    expect(maxRelErr(out.outputs.y!.data as Float32Array, prod.map((v, i) => (accumulate ? v + y0[i]! : v)))).toBeLessThan(2e-5);
   });
 });
