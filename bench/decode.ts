@@ -322,6 +322,7 @@ function decoderPaths(d: Decoder) {
     q8MlpLayers: d.q8MlpLayers,
     q8AttentionLayers: d.q8AttentionLayers,
     normHandoffGemvs: d.normHandoffGemvs,
+    gluRunsLayers: d.gluRunsLayers,
   };
 }
 const receipt = {

@@ -358,6 +358,9 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const hq = vec(H / 4, (i) => Math.sin(i + 0.5));
   const hm = vec((3 * H) / 16, (i) => (i < H / 16 ? 0.01 : i < H / 8 ? 0 : 1));
   const handoffOut = { ng: [H], nq: [1, H / 4], nm: [1, (3 * H) / 16] };
+  // act(gate) * up in runs of 16 (gate|up on the handoff to down, tunable gluRuns): scales 0.01, sums 0
+  const iq = vec(I / 4, (i) => Math.cos(i + 0.5));
+  const im = vec((3 * I) / 16, (i) => (i < I / 16 ? 0.01 : 0));
   const ops = {
     'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)': {
       plan: (t: Record<string, string | number>) =>
@@ -420,6 +423,16 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       buffers: (i: number) => ({ qa, da, rs, w: down[i % down.length]!, y, ng: gamma, nq: hq, nm: hm }),
       bytes: BYTES.q4_k!(H, I),
     },
+    'linear_glu_q8 gate|up (handoff in, runs of 16 out)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_glu_q8', { shapes: { xq: [1, H / 4], xm: [1, (3 * H) / 16], w: [2 * I, H], nq: [1, I / 4], nm: [1, (3 * I) / 16] }, dtypes: { w: 'q4_k', xq: 'uint32', nq: 'uint32' }, tunables: { mlpQ8: 'on', gluRuns: 'on', ...t } }),
+      buffers: (i: number) => ({ xq: hq, xm: hm, w: gu[i % gu.length]!, nq: iq, nm: im }),
+      bytes: BYTES.q4_k!(2 * I, H),
+    },
+    'linear_q8 down (accumulate, runs of 16 in)': {
+      plan: (t: Record<string, string | number>) => planOp(dev, 'linear_q8', { shapes: { xq: [1, I / 4], xm: [1, (3 * I) / 16], w: [H, I], y: [1, H] }, dtypes: { w: 'q4_k', xq: 'uint32' }, attributes: { accumulate: 1 }, tunables: t }),
+      buffers: (i: number) => ({ xq: iq, xm: im, w: down[i % down.length]!, y }),
+      bytes: BYTES.q4_k!(H, I),
+    },
     'linear_rope_kv q|k|v (handoff in, rope, f16 cache)': {
       plan: (t: Record<string, string | number>) =>
         planOp(dev, 'linear_rope_kv', {
@@ -477,7 +490,8 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   }
   // --mlp-chains '{"name": ["qkv", "o", "glu", "down"], ...}': each chain's ops back to back in one pass, k times (weights
   // rotating), against the sum of each op timed alone: what running between the others costs an op (short names:
-  // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's). An op may
+  // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's; gluR, downR
+  // for act(gate) * up in runs of 16). An op may
   // be ["gluH", {"handoffRowBlock": 128}]: its tunables (TESSERA_TUNABLES does not reach these plans)
   if (process.argv.includes('--mlp-chains')) {
     const short: Record<string, Name> = {
@@ -489,6 +503,8 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       oN: 'linear_fused o_proj (accumulate, handoff out)',
       gluH: 'linear_glu_q8 gate|up (handoff in)',
       downN: 'linear_q8 down (accumulate, handoff out)',
+      gluR: 'linear_glu_q8 gate|up (handoff in, runs of 16 out)',
+      downR: 'linear_q8 down (accumulate, runs of 16 in)',
     };
     const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, (string | [string, Record<string, string | number>])[]>;
     for (let round = 1; round <= 2; round++) {
@@ -528,7 +544,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   }
-  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits, hq, hm])) b.destroy();
+  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits, hq, hm, iq, im])) b.destroy();
   return out;
 }
 

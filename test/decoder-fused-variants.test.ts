@@ -7,6 +7,8 @@
  *   workgroup, the same rounding;
  * - attention's combine pass rounding its output to int8 for o_proj (decode_split_q8, linear_q8; tunable attnQ8) vs
  *   o_proj as linear_fused rounding the f32 rows in every workgroup.
+ * - gate|up on the handoff writing act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns) vs blocks of 32:
+ *   the logits agree to the int8 rounding's noise;
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
@@ -61,6 +63,14 @@ const VARIANTS = [
     // gate|up in both layers, q|k|v in the second
     count: 3,
     // both round to int8, in runs of 16 or blocks of 32: on SwiftShader each is 1.2-1.7% from the f32 GEMVs' logits
+    tol: 4e-2,
+  },
+  {
+    name: 'act(gate) * up in runs of 16 (q8h_glu16_rows + linear_q8 q8h_rows) vs blocks of 32, on the norm handoff',
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.gluRunsLayers,
+    what: 'gate|up writing runs of 16',
     tol: 4e-2,
   },
   {

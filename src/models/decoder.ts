@@ -171,10 +171,20 @@ export class Decoder {
           : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
       )
         this.handoffMlp.add(l);
+      // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
+      const runs = handoffActivations(I);
+      if (
+        this.handoffMlp.has(l) &&
+        I % 16 === 0 &&
+        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, { eps, activation: cfg.activation }) &&
+        opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })
+      )
+        this.gluRuns.add(l);
     }
     // layer l's down GEMV hands layer l + 1's q|k|v GEMV its activations (rmsnorm(h) * l + 1's input norm)
     for (let l = 0; l + 1 < cfg.numLayers; l++) {
-      if (!this.q8Mlp.has(l) || !this.ropeFusedQkv.has(l + 1)) continue;
+      // (a down GEMV on runs of 16 writes no handoff: no variant does both)
+      if (!this.q8Mlp.has(l) || this.gluRuns.has(l) || !this.ropeFusedQkv.has(l + 1)) continue;
       const down = this.weights.tensors.get(`model.layers.${l}.mlp.down_proj.weight`)!;
       const next = `model.layers.${l + 1}.`;
       const rope = this.ropeByLayer[l + 1]!;
@@ -208,6 +218,17 @@ export class Decoder {
    * linear_rope_kv.
    */
   private readonly handoffQkv = new Set<number>();
+
+  /**
+   * Layers whose gate|up GEMV (on o_proj's handoff) writes act(gate) * up in runs of 16 (q8h_glu16_rows: 32 rows a
+   * workgroup, not 64) and whose down GEMV reads them (linear_q8 q8h_rows). Tunable gluRuns of linear_glu_q8.
+   */
+  private readonly gluRuns = new Set<number>();
+
+  /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
+  get gluRunsLayers(): number {
+    return this.gluRuns.size;
+  }
 
   /** How many GEMVs a decode step runs on a norm handoff instead of an rmsnorm prologue (gate|up and q|k|v). */
   get normHandoffGemvs(): number {
@@ -695,6 +716,13 @@ export class Decoder {
       s.op('attention', attention, attrs);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
+    if (this.gluRuns.has(l) && toMlp) {
+      // act(gate) * up in runs of 16 from gate|up to down
+      const runs = this.handoffActs(s, I);
+      s.op('linear_glu_q8', { ...toMlp, w: gateUp, nq: runs.xq, nm: runs.xm }, { eps, activation: cfg.activation });
+      s.op('linear_q8', { ...runs, w: down, y: h }, { accumulate: 1 });
+      return undefined;
+    }
     if (this.q8Mlp.has(l)) {
       const q8 = this.q8Acts(s, I);
       s.op('linear_glu_q8', { ...(toMlp ?? { x: h, gamma: postNorm }), w: gateUp, ...q8 }, { eps, activation: cfg.activation });
@@ -710,9 +738,9 @@ export class Decoder {
     return undefined;
   }
 
-  /** A fresh norm handoff of one token's hidden row (handoffActivations) in the step. */
-  private handoffActs(s: OpSink): Handoff {
-    const { xq, xm } = handoffActivations(this.cfg.hiddenSize);
+  /** A fresh norm handoff of one token's row of n values (the hidden row by default; handoffActivations) in the step. */
+  private handoffActs(s: OpSink, n = this.cfg.hiddenSize): Handoff {
+    const { xq, xm } = handoffActivations(n);
     return { xq: s.act('hq', xq.shape, xq.dtype), xm: s.act('hm', xm.shape) };
   }
 
