@@ -13,7 +13,7 @@
  *   without a norm (q8h_rows), each against the CPU reference.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runContract } from '../src/contracts/run.ts';
+import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -122,33 +122,7 @@ describe('linear_glu_q8 on the norm handoff (q8h_glu_rows)', () => {
     [1, 128, 4096, { handoffRowBlock: 128, handoffTeams: 2 }],
     [3, 64, 1024, { handoffTeams: 1 }],
   ] as const)('M=%i I=%i K=%i %o', async ([M, I, K, tun], ctx) => {
-    const r = new Rng(`handoff-glu/${M}x${I}x${K}`);
-    const h = r.floats(M * K).map((v) => 3 * v);
-    const gamma = r.floats(K).map((v) => 1 + v);
-    const ho = handoffActivations(h, gamma, M, K, 1e-6);
-    const wBytes = quantizeQ4_K(r.floats(2 * I * K));
-    const out = await runOrSkip(
-      'linear_glu_q8',
-      {
-        inputs: {
-          xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq },
-          xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm },
-          w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
-          qa: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 },
-          da: { dtype: 'float32', shape: [M, I / 32], data: stale((M * I) / 32).f32 },
-          rs: { dtype: 'float32', shape: [M, I / 16], data: stale((M * I) / 16).f32 },
-        },
-        attributes: { eps: 1e-6, activation: 'silu' },
-        tunables: { mlpQ8: 'on', cpuMapping: 'off', ...tun },
-      },
-      ctx,
-    );
-    if (!out) return;
-    expect(out.plan.variant).toBe('q8h_glu_rows');
-    const gu = matmulF32Reference(ho.a, dequantizeQ4_K(wBytes, 2 * I * K), { M, N: 2 * I, K, alpha: 1 });
-    const want = new Float32Array(M * I);
-    for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) want[m * I + i] = silu(gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
-    expectQ8Activations(out.outputs.qa!.data as Uint32Array, out.outputs.da!.data as Float32Array, out.outputs.rs!.data as Float32Array, want);
+    await gluOnHandoff(M, I, K, false, tun, ctx);
   });
 
   it('refuses the handoff with normHandoff off and with x given beside it, naming the condition', async () => {
@@ -216,32 +190,7 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
     [2, 96, 512, { glu16RowBlock: 64, glu16Teams: 4 }],
     [1, 96, 4096, { glu16Teams: 1 }], // 6 workgroups of one team
   ] as const)('gate|up M=%i I=%i K=%i %o', async ([M, I, K, tun], ctx) => {
-    const r = new Rng(`handoff-glu16/${M}x${I}x${K}`);
-    const h = r.floats(M * K).map((v) => 3 * v);
-    const gamma = r.floats(K).map((v) => 1 + v);
-    const ho = handoffActivations(h, gamma, M, K, 1e-6);
-    const wBytes = quantizeQ4_K(r.floats(2 * I * K));
-    const out = await runOrSkip(
-      'linear_glu_q8',
-      {
-        inputs: {
-          xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq },
-          xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm },
-          w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
-          nq: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 },
-          nm: { dtype: 'float32', shape: [M, (3 * I) / 16], data: stale((M * 3 * I) / 16).f32 },
-        },
-        attributes: { eps: 1e-6, activation: 'silu' },
-        tunables: { mlpQ8: 'on', cpuMapping: 'off', gluRuns: 'on', ...tun },
-      },
-      ctx,
-    );
-    if (!out) return;
-    expect(out.plan.variant).toBe('q8h_glu16_rows');
-    const gu = matmulF32Reference(ho.a, dequantizeQ4_K(wBytes, 2 * I * K), { M, N: 2 * I, K, alpha: 1 });
-    const want = new Float32Array(M * I);
-    for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) want[m * I + i] = silu(gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
-    expectHandoff(out.outputs.nq!.data as Uint32Array, out.outputs.nm!.data as Float32Array, want, new Float32Array(I).fill(1), M, I);
+    await gluOnHandoff(M, I, K, true, tun, ctx);
   });
 
   it.for([
@@ -290,3 +239,45 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
     expect(maxRelErr(out.outputs.y!.data as Float32Array, prod.map((v, i) => (accumulate ? v + y0[i]! : v)))).toBeLessThan(2e-5);
   });
 });
+
+/**
+ * linear_glu_q8 on a norm handoff built on the host (random h and gamma) against the CPU reference: act(gate) * up of
+ * rmsnorm's scale times the dequantized runs, written in blocks of 32 (qa / da / rs: q8h_glu_rows) or in runs of 16
+ * (nq / nm: q8h_glu16_rows, tunable gluRuns).
+ */
+async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun: Record<string, string | number>, ctx: { skip: (why: string) => void }) {
+  const r = new Rng(`${runs ? 'handoff-glu16' : 'handoff-glu'}/${M}x${I}x${K}`);
+  const h = r.floats(M * K).map((v) => 3 * v);
+  const gamma = r.floats(K).map((v) => 1 + v);
+  const ho = handoffActivations(h, gamma, M, K, 1e-6);
+  const wBytes = quantizeQ4_K(r.floats(2 * I * K));
+  const outs: Record<string, HostTensor> = runs
+    ? { nq: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 }, nm: { dtype: 'float32', shape: [M, (3 * I) / 16], data: stale((M * 3 * I) / 16).f32 } }
+    : {
+        qa: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 },
+        da: { dtype: 'float32', shape: [M, I / 32], data: stale((M * I) / 32).f32 },
+        rs: { dtype: 'float32', shape: [M, I / 16], data: stale((M * I) / 16).f32 },
+      };
+  const out = await runOrSkip(
+    'linear_glu_q8',
+    {
+      inputs: {
+        xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq },
+        xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm },
+        w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
+        ...outs,
+      },
+      attributes: { eps: 1e-6, activation: 'silu' },
+      tunables: { mlpQ8: 'on', cpuMapping: 'off', ...(runs ? { gluRuns: 'on' } : {}), ...tun },
+    },
+    ctx,
+  );
+  if (!out) return;
+  expect(out.plan.variant).toBe(runs ? 'q8h_glu16_rows' : 'q8h_glu_rows');
+  const gu = matmulF32Reference(ho.a, dequantizeQ4_K(wBytes, 2 * I * K), { M, N: 2 * I, K, alpha: 1 });
+  const want = new Float32Array(M * I);
+  for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) want[m * I + i] = silu(gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
+  const o = out.outputs;
+  if (runs) expectHandoff(o.nq!.data as Uint32Array, o.nm!.data as Float32Array, want, new Float32Array(I).fill(1), M, I);
+  else expectQ8Activations(o.qa!.data as Uint32Array, o.da!.data as Float32Array, o.rs!.data as Float32Array, want);
+}
