@@ -8,7 +8,6 @@
  * runs its q|k weight and its v weight (Q4_K or Q6_K) as two calls: each writes its heads and leaves the rest as it was.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError } from '../src/contracts/index.ts';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -17,6 +16,7 @@ import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { testDevice } from './helpers/device.ts';
+import { runOpOrSkip } from './helpers/run-or-skip.ts';
 import { handoffActivations } from './helpers/q8.ts';
 
 let dev: TesseraDevice;
@@ -80,9 +80,10 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     const acts: Record<string, HostTensor> = ho
       ? { xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq }, xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm } }
       : { x: { dtype: 'float32', shape: [M, K], data: x }, gamma: { dtype: 'float32', shape: [K], data: gamma } };
-    let out;
-    try {
-      out = await runContract(dev, opContract('linear_rope_kv'), {
+    const out = await runOpOrSkip(
+      dev,
+      'linear_rope_kv',
+      {
         inputs: {
           ...acts,
           w: { dtype: fmt, shape: [N, K], data: wBytes },
@@ -94,14 +95,10 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
         },
         attributes: { start_pos: start, interleaved: il, eps: 1e-6 },
         tunables: { ropeKvFuse: 'on', cpuMapping: 'off', ...tun },
-      });
-    } catch (e) {
-      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires')) {
-        ctx.skip(`linear_rope_kv does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
-        return;
-      }
-      throw e;
-    }
+      },
+      ctx,
+    );
+    if (!out) return;
     expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : fmt === 'q6_k' ? 'q6k_norm_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
