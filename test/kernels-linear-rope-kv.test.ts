@@ -154,13 +154,13 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
 
   it('refuses partial rotary dims, a weight that is not q|k|v, q|k or v of these heads, and q|k alone with ropeKvSplit off, naming the condition', async () => {
     const f32 = (shape: number[]) => ({ dtype: 'float32' as const, shape, data: new Float32Array(shape.reduce((p, d) => p * d, 1)) });
-    const run = (N: number, rot: number) =>
+    const run = (N: number, rot: number, ropeKvSplit = 'on') =>
       runContract(dev, opContract('linear_rope_kv'), {
         inputs: { x: f32([1, 256]), w: { dtype: 'q4_k', shape: [N, 256], data: new Uint8Array((N * 144 * 256) / 256 / 1) }, gamma: f32([256]), cos: f32([4, rot / 2]), sin: f32([4, rot / 2]), kCache: f32([4, 1, 32]), vCache: f32([4, 1, 32]), q: f32([1, 2, 32]) },
-        tunables: { ropeKvFuse: 'on', cpuMapping: 'off' },
+        tunables: { ropeKvFuse: 'on', cpuMapping: 'off', ropeKvSplit },
       });
     await expect(run(4 * 32, 16)).rejects.toThrow(/shapeOk/);
     await expect(run(5 * 32, 32)).rejects.toThrow(/shapeOk/);
-    await expect(run(3 * 32, 32)).rejects.toThrow(/splitOk/); // a q|k weight alone, with ropeKvSplit off (the default)
+    await expect(run(3 * 32, 32, 'off')).rejects.toThrow(/splitOk/); // a q|k weight alone, with ropeKvSplit off
   });
 });
