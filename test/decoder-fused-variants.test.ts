@@ -11,6 +11,7 @@
  *   the logits agree to the int8 rounding's noise;
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
+ * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
  *   instead of blocks of 32, so the logits agree to the int8 rounding's noise, not to float rounding.
@@ -56,7 +57,8 @@ const VARIANTS = [
   },
   {
     name: 'norm handoff (o_proj to gate|up, down to the next q|k|v) vs rmsnorm prologues',
-    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on' }, linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'on' }, linear_q8: { cpuMapping: 'off' } },
+    // (gluRuns off: a down GEMV reading runs of 16 writes no handoff for the next q|k|v)
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'off' }, linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'on' }, linear_q8: { cpuMapping: 'off' } },
     without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'off' }, linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'off' }, linear_q8: { cpuMapping: 'off' } },
     layers: (m: LoadedModel) => m.decoder.normHandoffGemvs,
     what: 'the norm handoff',
@@ -83,6 +85,17 @@ const VARIANTS = [
     quant: 'q4k_m' as const,
     hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
     count: 1,
+  },
+  {
+    name: "the norm handoff in a Q4_K_M model (mixed q|k|v formats: tunable handoffMixedQkv) vs rmsnorm prologues",
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', handoffMixedQkv: 'on' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
+    without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', handoffMixedQkv: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.normHandoffGemvs,
+    what: 'the norm handoff on mixed q|k|v',
+    quant: 'q4k_m' as const,
+    hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
+    count: 3,
+    tol: 4e-2,
   },
 ];
 

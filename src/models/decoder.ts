@@ -147,7 +147,7 @@ export class Decoder {
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
-        opAccepts(this.dev, 'linear_glu_q8', { x: f32([1, H]), w: gu, gamma: f32([H]), ...q8 }, { eps, activation: cfg.activation }) &&
+        opAccepts(this.dev, 'linear_glu_q8', { x: f32([1, H]), w: gu, gamma: f32([H]), ...q8 }, this.gluAttrs) &&
         opAccepts(this.dev, 'linear_q8', { ...q8, w: down, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Mlp.add(l);
@@ -164,8 +164,7 @@ export class Decoder {
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
       if (
         this.q8Mlp.has(l) &&
-        this.splitQkv.size === 0 &&
-        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, { eps, activation: cfg.activation }) &&
+        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, this.gluAttrs) &&
         (this.q8Attention.has(l)
           ? opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 })
           : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
@@ -176,7 +175,7 @@ export class Decoder {
       if (
         this.handoffMlp.has(l) &&
         I % 16 === 0 &&
-        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, { eps, activation: cfg.activation }) &&
+        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) &&
         opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.gluRuns.add(l);
@@ -206,10 +205,8 @@ export class Decoder {
   /**
    * Fused layers whose gate|up GEMV reads its activations from o_proj's norm handoff (linear_glu_q8 on xq / xm, no
    * prologue): o_proj, which writes h, also rounds h * post_attention_layernorm to int8 (runs of 16, with each run's
-   * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8. Not in models with
-   * layers whose q|k and v differ in format (llama.cpp's Q4_K_M mix): on the H200 the handoff made the 8B Q4_K_M decode
-   * slower (347.3 vs 369.0 tok/s; 353.9 vs 368.2 in its rope-fused layers alone), while the Q4_K one gains (498.9 /
-   * 499.2 vs 490.7 / 490.8), for reasons not found (bench/receipts/README.md, fifteenth session).
+   * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8; in models with
+   * layers whose q|k and v differ in format (llama.cpp's Q4_K_M mix, attribute mixedQkv) also handoffMixedQkv, off.
    */
   private readonly handoffMlp = new Set<number>();
   /**
@@ -224,6 +221,11 @@ export class Decoder {
    * workgroup, not 64) and whose down GEMV reads them (linear_q8 q8h_rows). Tunable gluRuns of linear_glu_q8.
    */
   private readonly gluRuns = new Set<number>();
+
+  /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
+  private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
+    return { eps: this.cfg.rmsNormEps, activation: this.cfg.activation, mixedQkv: this.splitQkv.size > 0 ? 1 : 0 };
+  }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
   get gluRunsLayers(): number {
@@ -719,13 +721,13 @@ export class Decoder {
     if (this.gluRuns.has(l) && toMlp) {
       // act(gate) * up in runs of 16 from gate|up to down
       const runs = this.handoffActs(s, I);
-      s.op('linear_glu_q8', { ...toMlp, w: gateUp, nq: runs.xq, nm: runs.xm }, { eps, activation: cfg.activation });
+      s.op('linear_glu_q8', { ...toMlp, w: gateUp, nq: runs.xq, nm: runs.xm }, this.gluAttrs);
       s.op('linear_q8', { ...runs, w: down, y: h }, { accumulate: 1 });
       return undefined;
     }
     if (this.q8Mlp.has(l)) {
       const q8 = this.q8Acts(s, I);
-      s.op('linear_glu_q8', { ...(toMlp ?? { x: h, gamma: postNorm }), w: gateUp, ...q8 }, { eps, activation: cfg.activation });
+      s.op('linear_glu_q8', { ...(toMlp ?? { x: h, gamma: postNorm }), w: gateUp, ...q8 }, this.gluAttrs);
       // the down GEMV's norm handoff to the next layer's q|k|v: h * its input norm
       const toQkv = this.handoffQkv.has(l + 1) ? this.handoffActs(s) : undefined;
       const dOut: Record<string, StepTensor> = toQkv ? { y: h, ng: this.weights.get(`model.layers.${l + 1}.input_layernorm.weight`), nq: toQkv.xq, nm: toQkv.xm } : { y: h };
