@@ -323,6 +323,7 @@ function decoderPaths(d: Decoder) {
     q8AttentionLayers: d.q8AttentionLayers,
     normHandoffGemvs: d.normHandoffGemvs,
     gluRunsLayers: d.gluRunsLayers,
+    prefetchLayers: d.prefetchLayers,
   };
 }
 const receipt = {

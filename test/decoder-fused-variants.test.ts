@@ -11,6 +11,7 @@
  *   the logits agree to the int8 rounding's noise;
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
+ * - attention reading o_proj's weight in workgroups of its own (tunable weightPrefetch): the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
@@ -85,6 +86,15 @@ const VARIANTS = [
     quant: 'q4k_m' as const,
     hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
     count: 1,
+  },
+  {
+    name: "attention reading o_proj's weight into the L2 (decode_short_lanes_pf) vs decode_short_lanes",
+    tunables: { attention: { cpuMapping: 'off', shortLanes: 'on', weightPrefetch: 'on', prefetchGroups: 6 }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { attention: { cpuMapping: 'off', shortLanes: 'on', weightPrefetch: 'off' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.prefetchLayers,
+    what: "the prefetch of o_proj's weight",
+    // the same kernels but for workgroups that only read: the same logits to the bit
+    tol: 1e-9,
   },
   {
     name: "the norm handoff in a Q4_K_M model (mixed q|k|v formats: tunable handoffMixedQkv) vs rmsnorm prologues",

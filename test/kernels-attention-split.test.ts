@@ -232,6 +232,41 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
   });
 
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, the weight read into the L2 (dtype, rows, columns), tunables
+    [1, 32, 8, 128, 256, 143, 'q4_k', 64, 256, {}], // 576 words, 128 workgroups of 4 or 32 lanes: most read none
+    [1, 4, 2, 64, 32, 20, 'q4_k', 37, 512, { prefetchGroups: 3 }], // 666 words: several waves of 4, then the tail
+    [2, 8, 2, 32, 30, 27, 'float16', 33, 8, { prefetchGroups: 5 }], // 2 tokens: token 1's extra workgroups read nothing
+  ] as const)('lanes with a weight prefetch: T=%i H=%i Hkv=%i D=%i capacity %i start %i, pf %s [%i, %i] tunables %o', async (T, H, Hkv, D, cap, start, pfDt, N, K, tun) => {
+    if (!fixedSubgroupSize('decode_short_lanes_pf')) return;
+    const r = new Rng(`attention-short-lanes-pf/${T}/${H}/${D}/${cap}/${start}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, 'float16');
+    const bytes = pfDt === 'q4_k' ? (N * K * 144) / 256 : N * K * 2;
+    const pf = { dtype: pfDt, shape: [N, K], data: Uint8Array.from({ length: bytes }, () => r.int(256)) };
+    const attributes = { start_pos: start, kv_len: start + T };
+    const tunables = { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on', weightPrefetch: 'on', ...tun };
+    const { outputs, plan } = await runContract(dev, opContract('attention'), { inputs: { ...c.inputs, pf }, attributes, tunables });
+    expect(plan.variant).toBe('decode_short_lanes_pf');
+    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H + (tun.prefetchGroups ?? 128), T, 1]]);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start });
+    const out = outputs.out!.data as Float32Array;
+    expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+    // the extra workgroups write nothing: the output is decode_short_lanes' to the bit
+    const plain = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes, tunables });
+    expect(plain.plan.variant).toBe('decode_short_lanes');
+    expect(out).toEqual(plain.outputs.out!.data);
+  });
+
+  it('takes a weight to prefetch only where weightPrefetch is on and the short lanes walk runs', async () => {
+    const r = new Rng('attention-short-lanes-pf/refusals');
+    const c = attentionCase(r, 1, 4, 2, 64, 32, 'float16');
+    const pf = { dtype: 'q4_k', shape: [8, 256], data: new Uint8Array(8 * 144) };
+    const run = (tunables: Record<string, string | number>) =>
+      runContract(dev, opContract('attention'), { inputs: { ...c.inputs, pf }, attributes: { start_pos: 3, kv_len: 4 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on', ...tunables } });
+    await expect(run({ weightPrefetch: 'off' })).rejects.toThrow(/weightPrefetch/);
+    await expect(run({ weightPrefetch: 'on', shortLanes: 'off' })).rejects.toThrow(/pfIn/);
+  });
+
   it('is left for decode_split above shortKeys positions, and when shortKeys is 0', async () => {
     const r = new Rng('attention-short/bounds');
     for (const [cap, shortKeys, want] of [

@@ -159,6 +159,8 @@ export class Decoder {
         opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Attention.add(l);
+      // attention reads o_proj's weight into the L2 in workgroups of its own while its heads walk their keys
+      if (!this.q8Attention.has(l) && opAccepts(this.dev, 'attention', { ...this.attentionSpec(this.maxPositions), pf: o }, this.attentionAttrs(l))) this.prefetchO.add(l);
       // o_proj hands gate|up its activations: rmsnorm(h) * post-norm rounded to int8 in o_proj's epilogue
       const ho = handoffActivations(H);
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
@@ -225,6 +227,17 @@ export class Decoder {
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
     return { eps: this.cfg.rmsNormEps, activation: this.cfg.activation, mixedQkv: this.splitQkv.size > 0 ? 1 : 0 };
+  }
+
+  /**
+   * Layers whose decode attention also reads o_proj's weight (input pf) in workgroups of its own, so o_proj finds it in
+   * the L2 (attention decode_short_lanes_pf). Tunable weightPrefetch of attention.
+   */
+  private readonly prefetchO = new Set<number>();
+
+  /** How many layers' attention prefetches o_proj's weight. */
+  get prefetchLayers(): number {
+    return this.prefetchO.size;
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
@@ -715,7 +728,7 @@ export class Decoder {
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
-      s.op('attention', attention, attrs);
+      s.op('attention', this.prefetchO.has(l) ? { ...attention, pf: o } : attention, attrs);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
     if (this.gluRuns.has(l) && toMlp) {
