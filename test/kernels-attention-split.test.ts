@@ -247,7 +247,7 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     const tunables = { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on', weightPrefetch: 'on', ...tun };
     const { outputs, plan } = await runContract(dev, opContract('attention'), { inputs: { ...c.inputs, pf }, attributes, tunables });
     expect(plan.variant).toBe('decode_short_lanes_pf');
-    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H + (tun.prefetchGroups ?? 128), T, 1]]);
+    expect(plan.passes.map((p) => p.dispatch)).toEqual([[H + ('prefetchGroups' in tun ? tun.prefetchGroups : 128), T, 1]]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start });
     const out = outputs.out!.data as Float32Array;
     expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);

@@ -113,6 +113,8 @@ export class Decoder {
     const H = cfg.hiddenSize;
     const I = cfg.intermediateSize;
     const eps = cfg.rmsNormEps;
+    // the cache a session's first decode program runs on (for the prefetch of o_proj's weight)
+    const shortCache = this.decodePrefix(this.maxPositions) ?? this.maxPositions;
     for (let l = 0; l < cfg.numLayers; l++) {
       const split = this.splitQkv.has(l);
       if (!(this.fusedQkv.has(l) || split) || !this.fusedGateUp.has(l)) continue;
@@ -159,8 +161,7 @@ export class Decoder {
         opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]) }, { accumulate: 1 })
       )
         this.q8Attention.add(l);
-      // attention reads o_proj's weight into the L2 in workgroups of its own while its heads walk their keys
-      if (!this.q8Attention.has(l) && opAccepts(this.dev, 'attention', { ...this.attentionSpec(this.maxPositions), pf: o }, this.attentionAttrs(l))) this.prefetchO.add(l);
+      if (this.prefetchesO(l, shortCache, o)) this.prefetchO.add(l);
       // o_proj hands gate|up its activations: rmsnorm(h) * post-norm rounded to int8 in o_proj's epilogue
       const ho = handoffActivations(H);
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
@@ -230,14 +231,21 @@ export class Decoder {
   }
 
   /**
-   * Layers whose decode attention also reads o_proj's weight (input pf) in workgroups of its own, so o_proj finds it in
-   * the L2 (attention decode_short_lanes_pf). Tunable weightPrefetch of attention.
+   * Fused layers whose decode attention also reads o_proj's weight (input pf) in workgroups of its own, so o_proj finds
+   * it in the L2 (attention decode_short_lanes_pf; tunable weightPrefetch), decided when the decoder is built, on the
+   * cache a session's first decode program runs on (the short prefix of decodePrefix where there is one). The plan
+   * depends on the cache's capacity, so each program asks again (prefetchesO).
    */
   private readonly prefetchO = new Set<number>();
 
-  /** How many layers' attention prefetches o_proj's weight. */
+  /** How many layers' attention prefetches o_proj's weight (in the decode program on a short cache). */
   get prefetchLayers(): number {
     return this.prefetchO.size;
+  }
+
+  /** Whether layer l's attention on a `capacity`-position cache takes o_proj's weight to prefetch. */
+  private prefetchesO(l: number, capacity: number, o: Tensor): boolean {
+    return !this.q8Attention.has(l) && opAccepts(this.dev, 'attention', { ...this.attentionSpec(capacity), pf: o }, this.attentionAttrs(l));
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
@@ -728,7 +736,7 @@ export class Decoder {
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
-      s.op('attention', this.prefetchO.has(l) ? { ...attention, pf: o } : attention, attrs);
+      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attrs);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
     if (this.gluRuns.has(l) && toMlp) {
