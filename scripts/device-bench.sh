@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp decode-wginit dispatch probe-glu q80 formats context short
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -25,12 +25,12 @@ run() { # name seconds command...
 }
 
 # bench/decode.ts on the 8B in Q4_K once per point "name:TESSERA_TUNABLES", in the order given (list alternations to
-# compare: one run moves a few percent from the next); receipts $OUT/<step>-<name>.json
+# compare: one run moves a few percent from the next); receipts $OUT/<step>-<name>.json; PREFILL='' leaves out the prefill runs
 decode_points() { # step point...
   local step=$1 p
   shift
   for p in "$@"; do
-    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill 512 --tokens 128 --out "$OUT/$step-${p%%:*}.json"
+    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
   done
 }
 
@@ -68,6 +68,12 @@ for s in "${steps[@]}"; do
       decode_points decode-rope defaults:'{}' off:"$off" unroll2:"$u2" defaults2:'{}' off2:"$off" unroll2b:"$u2" ;;
     # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
     # between the GEMVs), then work splits of the new ops
+    # attention reading o_proj's weight into the L2 in workgroups of its own (weightPrefetch), alternated with the
+    # defaults, then at 64 and 256 of those workgroups
+    prefetch)
+      on='{"attention":{"weightPrefetch":"on"}}'
+      PREFILL='' decode_points prefetch defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" \
+        g64:'{"attention":{"weightPrefetch":"on","prefetchGroups":64}}' g256:'{"attention":{"weightPrefetch":"on","prefetchGroups":256}}' ;;
     mlp) run mlp 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp.json" ;;
     # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
@@ -162,6 +168,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 mlp decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done

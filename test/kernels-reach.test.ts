@@ -64,10 +64,13 @@ describe('kernels reach over the shipped profiles and model configs', () => {
 
   it('finds the Q4_K decode GEMVs on the H200 profile', () => {
     // single-token steps of Q4_K models: the fused GEMVs on int8 activations rounded inside each workgroup (with the
-    // rmsnorm prologue; residual epilogue; o_proj in rows mode where 4 teams of lanes fit a workgroup) and the LM head's
+    // rmsnorm prologue; residual epilogue; o_proj in rows mode where 4 teams of lanes fit a workgroup) and the LM head's;
+    // o_proj hands gate|up its normed input (norm handoff), gate|up hands down act(gate) * up in runs of 16 (gluRuns)
     expect(selections(report, 'linear_fused.q8a_norm_fused')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear_fused.q8a_plain_rows')!.devices).toContain('nvidia-h200');
-    expect(selections(report, 'linear_q8.q8a_rows')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear_fused.q8a_plain_rows_next')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear_glu_q8.q8h_glu16_rows')!.devices).toContain('nvidia-h200');
+    expect(selections(report, 'linear_q8.q8h_rows')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_gemv_q8a_fused')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_sgmat')!.devices).toEqual(['nvidia-h200']); // subgroup matrices: the H200 only
     const q4 = variant(report, 'matmul.q4_fused_batched');
