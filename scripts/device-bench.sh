@@ -66,14 +66,14 @@ for s in "${steps[@]}"; do
       off='{"linear_rope_kv":{"ropeKvFuse":"off"}}'
       u2='{"linear_rope_kv":{"gemvUnroll":2}}'
       decode_points decode-rope defaults:'{}' off:"$off" unroll2:"$u2" defaults2:'{}' off2:"$off" unroll2b:"$u2" ;;
-    # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
-    # between the GEMVs), then work splits of the new ops
     # attention reading o_proj's weight into the L2 in workgroups of its own (weightPrefetch), alternated with the
     # defaults, then at 64 and 256 of those workgroups
     prefetch)
       on='{"attention":{"weightPrefetch":"on"}}'
       PREFILL='' decode_points prefetch defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" \
         g64:'{"attention":{"weightPrefetch":"on","prefetchGroups":64}}' g256:'{"attention":{"weightPrefetch":"on","prefetchGroups":256}}' ;;
+    # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
+    # between the GEMVs), then work splits of the new ops
     mlp) run mlp 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp.json" ;;
     # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
