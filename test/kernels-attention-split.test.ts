@@ -234,8 +234,8 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
 
   it.each([
     // tokens, heads, kv heads, head dim, capacity, start, the weight read into the L2 (dtype, rows, columns), tunables
-    [1, 32, 8, 128, 256, 143, 'q4_k', 64, 256, {}], // 576 words, 128 workgroups of 4 or 32 lanes: most read none
-    [1, 4, 2, 64, 32, 20, 'q4_k', 37, 512, { prefetchGroups: 3 }], // 666 words: several waves of 4, then the tail
+    [1, 32, 8, 128, 256, 143, 'q4_k', 64, 256, {}], // 576 words over 128 workgroups of up to 8 subgroups: most read none
+    [1, 4, 2, 64, 32, 20, 'q4_k', 37, 512, { prefetchGroups: 3 }], // 666 words: rounds of 4 loads a lane, then the tail loop
     [2, 8, 2, 32, 30, 27, 'float16', 33, 8, { prefetchGroups: 5 }], // 2 tokens: token 1's extra workgroups read nothing
   ] as const)('lanes with a weight prefetch: T=%i H=%i Hkv=%i D=%i capacity %i start %i, pf %s [%i, %i] tunables %o', async (T, H, Hkv, D, cap, start, pfDt, N, K, tun) => {
     if (!fixedSubgroupSize('decode_short_lanes_pf')) return;
