@@ -120,9 +120,8 @@ export class Decoder {
       if (!(this.fusedQkv.has(l) || split) || !this.fusedGateUp.has(l)) continue;
       const p = `model.layers.${l}.`;
       const w = (n: string) => this.weights.tensors.get(p + n);
-      const qkv = w('self_attn.qkv_proj.weight');
       // the GEMVs that read the normed input for q, k and v: one, or q|k and v
-      const qkvParts = split ? [w('self_attn.qk_proj.weight'), w('self_attn.v_proj.weight')] : [qkv];
+      const qkvParts = split ? [w('self_attn.qk_proj.weight'), w('self_attn.v_proj.weight')] : [w('self_attn.qkv_proj.weight')];
       const o = w('self_attn.o_proj.weight');
       const gu = w('mlp.gate_up_proj.weight');
       const down = w('mlp.down_proj.weight');
@@ -140,12 +139,9 @@ export class Decoder {
       if (!ok || !ropeOk) continue;
       this.fusedGemv.add(l);
       const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
-      // (one q|k|v weight only)
-      const qkvSpec = qkv && { x: f32([1, H]), w: qkv, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) };
-      if (qkvSpec && plainQkv && opAccepts(this.dev, 'linear_rope_kv', qkvSpec, { eps, interleaved: this.ropeInterleaved })) this.ropeFusedQkv.add(l);
-      // q|k and v in two formats: each GEMV with rope and the cache write of its heads
+      // each GEMV that reads the normed input (q|k|v, or q|k and v in two formats) with rope and the cache write of its heads
       const ropeSpec = (t: Tensor) => ({ x: f32([1, H]), w: t, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) });
-      if (split && plainQkv && qkvParts.every((t) => opAccepts(this.dev, 'linear_rope_kv', ropeSpec(t!), { eps, interleaved: this.ropeInterleaved }))) this.ropeSplitQkv.add(l);
+      if (plainQkv && qkvParts.every((t) => opAccepts(this.dev, 'linear_rope_kv', ropeSpec(t!), { eps, interleaved: this.ropeInterleaved }))) (split ? this.ropeSplitQkv : this.ropeFusedQkv).add(l);
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
@@ -661,21 +657,15 @@ export class Decoder {
    */
   private emitFusedLayer(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, handoff: Handoff | undefined): Handoff | undefined {
     const q3 = s.act('q', [1, this.cfg.numHeads, this.cfg.headDim]);
-    if (this.ropeFusedQkv.has(l)) {
-      // q|k|v GEMV, rope and the cache write in one dispatch
+    if (this.ropeFusedQkv.has(l) || this.ropeSplitQkv.has(l)) {
+      // q|k|v GEMV, rope and the cache write in one dispatch; or q|k and v (two formats) in two, each with its heads'
       const p = `model.layers.${l}.`;
       const rope = this.ropeByLayer[l]!;
-      const w = this.weights.get(p + 'self_attn.qkv_proj.weight');
-      // its activations: the previous layer's norm handoff, or rmsnorm(h) rounded in its own prologue
+      const weights = this.ropeSplitQkv.has(l) ? ['self_attn.qk_proj.weight', 'self_attn.v_proj.weight'] : ['self_attn.qkv_proj.weight'];
+      // their activations: the previous layer's norm handoff, or rmsnorm(h) rounded in their own prologue
       const acts = this.handoffQkv.has(l) && handoff ? handoff : { x: h, gamma: this.weights.get(p + 'input_layernorm.weight') };
-      s.op('linear_rope_kv', { ...acts, w, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
-    } else if (this.ropeSplitQkv.has(l)) {
-      // q|k and v (two formats): two GEMVs, each with rope and the cache write of its heads
-      const p = `model.layers.${l}.`;
-      const rope = this.ropeByLayer[l]!;
-      const gamma = this.weights.get(p + 'input_layernorm.weight');
-      for (const w of ['self_attn.qk_proj.weight', 'self_attn.v_proj.weight'])
-        s.op('linear_rope_kv', { x: h, w: this.weights.get(p + w), gamma, cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
+      for (const w of weights)
+        s.op('linear_rope_kv', { ...acts, w: this.weights.get(p + w), cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
     } else this.emitQkvRope(s, l, h, kv, pos, q3);
     return this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
   }
