@@ -4,7 +4,8 @@
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q4k_m,q8_0,f16,f32]
  * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--context N] (the prompt the timed
- * decode follows: 16 tokens by default, so attention reads 16 .. 16 + tokens keys) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
+ * decode follows: 16 tokens by default, so attention reads 16 .. 16 + tokens keys) [--marginal] (each kernel's cost in the
+ * compiled step: the step timed with that kernel's dispatches left out; see marginalCosts) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -17,7 +18,7 @@ import { RANDOM_QUANTS, randomWeights, type RandomQuant } from '../src/models/ra
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import { decodeTokens, type LoopTiming } from '../src/runtime/decode-loop.ts';
 import type { DecodeSession, StepPath } from '../src/runtime/session.ts';
-import { kernelTotals, Recorder } from '../src/gpu/recorder.ts';
+import { kernelTotals, Recorder, type Step } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
 import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
@@ -126,6 +127,40 @@ async function kernelProfile(dev: TesseraDevice, session: DecodeSession, promptL
   return Object.fromEntries([...kernelTotals(await rec.submit())].map(([k, v]) => [k, +v.ms.toFixed(4)]));
 }
 
+/**
+ * What each kernel of the decode step costs where it runs (`--marginal`): the GPU span of the compiled step (`reps`
+ * steps back to back in one pass) with every dispatch of one label left out, against the whole step, alternated over
+ * `rounds` rounds (medians). A kernel's marginal cost is its own time in the chain plus the wait at its boundary, less
+ * whatever of it overlapped its neighbours. The step's outputs are wrong without the left-out kernel (its consumers
+ * read stale buffers); only the times mean anything.
+ */
+async function marginalCosts(dev: TesseraDevice, session: DecodeSession, promptLength: number, reps = 16, rounds = 7) {
+  if (!dev.timestamps) return undefined;
+  const program = await session.recordDecode(new Recorder(dev, { timestamps: false }), promptLength, 1, 1, 'program');
+  if (!program) return undefined;
+  const steps = program.steps;
+  const labels = [...new Set(steps.flatMap((s) => (s.kind === 'dispatch' ? [s.d.label] : [])))];
+  const spanMs = async (keep: readonly Step[]) => {
+    const rec = new Recorder(dev, { timestamps: 'span' });
+    for (let i = 0; i < reps; i++) rec.append({ steps: keep });
+    const [t] = await rec.submit();
+    return t!.ms / reps;
+  };
+  const whole: number[] = [];
+  const without = new Map<string, number[]>(labels.map((l) => [l, []]));
+  for (let r = 0; r < rounds; r++) {
+    whole.push(await spanMs(steps));
+    for (const l of labels) without.get(l)!.push(await spanMs(steps.filter((s) => s.kind !== 'dispatch' || s.d.label !== l)));
+  }
+  const stepMs = median(whole);
+  const kernels = labels.map((l) => {
+    const ms = median(without.get(l)!);
+    return { label: l, dispatches: steps.filter((s) => s.kind === 'dispatch' && s.d.label === l).length, withoutMs: +ms.toFixed(4), marginalMs: +(stepMs - ms).toFixed(4) };
+  });
+  console.log(`  marginal (step ${stepMs.toFixed(3)} ms): ` + kernels.map((k) => `${k.label} x${k.dispatches} ${(k.marginalMs * 1000).toFixed(0)} us (${((k.marginalMs * 1000) / k.dispatches).toFixed(2)} us each)`).join('; '));
+  return { reps, rounds, stepMs: +stepMs.toFixed(4), stepMsRounds: whole.map((x) => +x.toFixed(4)), kernels };
+}
+
 async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, tokens: number) {
   const promptIds = Array.from({ length: prompt }, (_, i) => (i * 7 + 3) % dec.cfg.vocabSize);
   // The generation token loop, compiled programs and the per-op path, in the same run.
@@ -155,6 +190,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
     sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,
     gpuMsPerKernel: await kernelProfile(dev, prog.session, prompt),
+    ...(process.argv.includes('--marginal') ? { marginal: await marginalCosts(dev, prog.session, prompt) } : {}),
   };
 }
 
