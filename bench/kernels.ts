@@ -14,9 +14,11 @@
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { ContractError } from '../src/contracts/index.ts';
-import { USAGE } from '../src/gpu/buffers.ts';
+import { readBuffer, USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
-import { Recorder } from '../src/gpu/recorder.ts';
+import { Recorder, type Dispatch } from '../src/gpu/recorder.ts';
+import { ChainLinkError, linkCalls } from '../src/program/chain.ts';
+import { uniformBytes } from '../src/contracts/plan.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
 import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
@@ -249,7 +251,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     const cap = Math.max(ctx, 256);
     const whole = planFor(T, ctx, tunables);
     const plan = only === undefined ? whole : { ...whole, passes: [whole.passes[only]!] };
-    const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
+    const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC });
     const q = mk(T * H * D * 4);
     // K/V copies rotated over the calls as a model's layers are (each layer its own cache): together past the L2
     const copies = Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / (2 * cap * Hkv * D * eb))));
@@ -313,7 +315,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
  */
 async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   const [H, I] = arg('mlp-shape', '4096x14336').split('x').map(Number) as [number, number];
-  const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
+  const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC });
   const weights = (N: number, K: number) => {
     const bytes = BYTES.q4_k!(N, K);
     return Array.from({ length: Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / bytes))) }, () => {
@@ -507,6 +509,56 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       downR: 'linear_q8 down (accumulate, runs of 16 in)',
     };
     const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, (string | [string, Record<string, string | number>])[]>;
+    const sync = mk(64);
+    const uniforms: GPUBuffer[] = [];
+    const outputs = [y, hq, hm, iq, im, q, kCache, vCache];
+    const snapshot = async () => Promise.all(outputs.map(async (b) => new Uint32Array(await readBuffer(dev.device, b))));
+    const restore = (s: Uint32Array<ArrayBuffer>[]) => outputs.forEach((b, j) => dev.device.queue.writeBuffer(b, 0, s[j]!));
+    type Link = { plan: Plan; op: { buffers: (i: number) => Record<string, GPUBuffer> } };
+    const linkedChain = async (label: string, chain: Link[], record: (rec: Recorder, k: number) => Promise<void>, round: number) => {
+      const dispatchAt = async (i: number) =>
+        (
+          await linkCalls(
+            dev,
+            chain.map((c) => ({
+              plan: c.plan,
+              tensors: Object.fromEntries(Object.entries(c.op.buffers(i)).map(([k, buffer]) => [k, { buffer }])),
+              uniform: (_pass, b) => {
+                const data = uniformBytes(c.plan, b);
+                const u = dev.device.createBuffer({ size: Math.max(16, data.byteLength), usage: USAGE.UNIFORM | USAGE.COPY_DST });
+                dev.device.queue.writeBuffer(u, 0, data);
+                uniforms.push(u);
+                return { buffer: u, offset: 0, size: data.byteLength };
+              },
+            })),
+            sync,
+            `chain ${label}`,
+          )
+        ).dispatch;
+      const n = Math.max(3, reps);
+      const ds: Dispatch[] = [];
+      for (let i = 0; i < n; i++) ds.push(await dispatchAt(i));
+      // outputs: the chain's ops one after another, then linked, from the same buffers
+      const before = await snapshot();
+      const plain = new Recorder(dev, { timestamps: false });
+      await record(plain, 1);
+      await plain.submit({ wait: true });
+      const want = await snapshot();
+      restore(before);
+      const one = new Recorder(dev, { timestamps: false });
+      one.dispatch(ds[0]!);
+      await one.submit({ wait: true });
+      const got = await snapshot();
+      const differ = want.reduce((acc, w, j) => acc + w.reduce((a, v, x) => a + (v !== got[j]![x] ? 1 : 0), 0), 0);
+      const linkedRecord = async (rec: Recorder, k: number) => {
+        for (let i = 0; i < k; i++) rec.dispatch(ds[i % n]!);
+      };
+      await heatGpu(dev, linkedRecord, 100);
+      const ms = await spanMsPerCall(dev, linkedRecord, n);
+      const e = { op: `chain ${label} linked`, variant: chain.map((c) => c.plan.variant).join(' + '), round, inPassMs: +ms.toFixed(5), wordsDifferingFromChain: differ };
+      console.log(`mlp chain ${label} linked into one dispatch, round ${round}: ${(1000 * ms).toFixed(2)} us a chain; outputs ${differ ? `differ from the chain's in ${differ} words` : "identical to the chain's"}`);
+      return e;
+    };
     for (let round = 1; round <= 2; round++) {
       for (const [label, names] of Object.entries(chains)) {
         const chain = names.map((entry) => {
@@ -525,8 +577,20 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
         const e = { op: `chain ${label}`, variant: chain.map((c) => c.plan.variant).join(' + '), round, inPassMs: +ms.toFixed(5), aloneSumMs: +alone.reduce((a, b) => a + b, 0).toFixed(5), aloneMs: alone.map((v) => +v.toFixed(5)) };
         out.push(e);
         console.log(`mlp chain ${label} (${e.variant}), round ${round}: ${(1000 * e.inPassMs).toFixed(2)} us a chain, ops alone ${alone.map((v) => (1000 * v).toFixed(2)).join(' + ')} = ${(1000 * e.aloneSumMs).toFixed(2)} us`);
+        // --mlp-link: the same ops linked into one dispatch (src/program/chain.ts), its outputs against the chain's
+        if (process.argv.includes('--mlp-link')) {
+          try {
+            out.push(await linkedChain(label, chain, record, round));
+          } catch (err) {
+            if (!(err instanceof ChainLinkError)) throw err;
+            out.push({ op: `chain ${label} linked`, round, skipped: err.message });
+            console.log(`mlp chain ${label}: not linked: ${err.message}`);
+          }
+        }
       }
     }
+    for (const u of uniforms) u.destroy();
+    sync.destroy();
   }
   // (unroll 1 by default since 578f8a0: the points around it)
   for (const t of given?.o ?? []) await time('linear_fused o_proj (accumulate)', t);

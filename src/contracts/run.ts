@@ -202,17 +202,19 @@ export interface BindTargets {
  * workgroup counts. Absent optional inputs get a placeholder buffer.
  */
 export function planDispatches(dev: TesseraDevice, plan: Plan, passes: readonly PreparedPass[], t: BindTargets): Dispatch[] {
-  return passes.map(({ pass, label, pipeline, layout }) => {
-    const entries: BufferBinding[] = pass.bindings.map((b, i) => {
-      const binding = b.index ?? i;
-      if (b.kind === 'uniform') return { binding, ...t.uniform(pass, b) };
-      if (b.kind === 'scratch') return { binding, buffer: t.scratch.get(b.intermediate)! };
-      if (b.absent) return { binding, buffer: placeholder(dev) };
-      const ref = t.tensors[b.tensor];
-      if (!ref) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
-      return { binding, buffer: ref.buffer, offset: ref.offset, size: ref.size };
-    });
-    return { label, pipeline, bindGroup: dev.bindGroups.get(layout, entries, label), workgroups: pass.dispatch };
+  return passes.map(({ pass, label, pipeline, layout }) => ({ label, pipeline, bindGroup: dev.bindGroups.get(layout, passEntries(dev, plan, pass, t), label), workgroups: pass.dispatch }));
+}
+
+/** The buffer ranges one pass of a plan binds, by binding index (absent optional inputs: a placeholder). */
+export function passEntries(dev: TesseraDevice, plan: Plan, pass: PlanPass, t: BindTargets): BufferBinding[] {
+  return pass.bindings.map((b, i) => {
+    const binding = b.index ?? i;
+    if (b.kind === 'uniform') return { binding, ...t.uniform(pass, b) };
+    if (b.kind === 'scratch') return { binding, buffer: t.scratch.get(b.intermediate)! };
+    if (b.absent) return { binding, buffer: placeholder(dev) };
+    const ref = t.tensors[b.tensor];
+    if (!ref) throw new ContractInputError(plan.contract, `tensor ${b.tensor}`, `pass ${pass.path} binds "${b.name}" to it, but no GPU buffer was given for it`);
+    return { binding, buffer: ref.buffer, offset: ref.offset, size: ref.size };
   });
 }
 

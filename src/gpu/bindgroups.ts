@@ -4,9 +4,10 @@
  * per dispatch. Keys use per-object ids; a destroyed buffer's entries are never hit again (a new buffer gets a new
  * id) and the cache is cleared when it grows past its cap.
  */
+/** A number per object (buffers, layouts), for keys. */
 const ids = new WeakMap<object, number>();
 let nextId = 1;
-function idOf(o: object): number {
+export function idOf(o: object): number {
   let id = ids.get(o);
   if (id === undefined) ids.set(o, (id = nextId++));
   return id;

@@ -1,0 +1,174 @@
+/**
+ * src/program/chain.ts: kernels linked into one dispatch give what the same kernels give as dependent dispatches.
+ */
+import { describe, expect, it } from 'vitest';
+import { chainsCanWait, linkChain, ChainLinkError } from '../src/program/chain.ts';
+import { readBuffer, STORAGE_USAGE, USAGE } from '../src/gpu/buffers.ts';
+import { testDevice } from './helpers/device.ts';
+import type { TesseraDevice } from '../src/gpu/device.ts';
+
+// part 0: mid[i] = 2 src[i] + params.add (one value a lane). Its names (params, Params, twice, main's parameters)
+// are the same as part 1's on purpose: the linker keeps them apart.
+const PRODUCER = /* wgsl */ `
+struct Params {
+  add: f32,
+  n: u32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> mid: array<f32>;
+fn twice(x: f32) -> f32 { return 2.0 * x; }
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = (wid.x + wid.y * nwg.x) * 64u + li;
+  if (i < params.n) { mid[i] = twice(src[i]) + params.add; }
+}`;
+// part 1: dst[i] = i + the sum of all of mid (every workgroup reads every value part 0 wrote), with a workgroup
+// variable and a barrier; the loads that do not need part 0 come before the marker
+const CONSUMER = /* wgsl */ `
+struct Params {
+  n: u32,
+  scale: f32,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> mid: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(3) var<storage, read> twice: array<f32>;
+var<workgroup> part: array<f32, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let early = twice[li];
+  // chain: inputs
+  var s = 0.0;
+  for (var j = li; j < params.n; j += 64u) { s += mid[j]; }
+  part[li] = s;
+  workgroupBarrier();
+  if (li == 0u) {
+    var t = 0.0;
+    for (var j = 0u; j < 64u; j++) { t += part[j]; }
+    dst[wid.x] = params.scale * t + f32(wid.x) + early;
+  }
+}`;
+
+function buf(dev: TesseraDevice, data: Float32Array<ArrayBuffer> | Uint32Array<ArrayBuffer>, usage = STORAGE_USAGE) {
+  const b = dev.device.createBuffer({ size: Math.max(16, data.byteLength), usage: usage | USAGE.COPY_DST });
+  dev.device.queue.writeBuffer(b, 0, data);
+  return b;
+}
+
+describe('linked chains (src/program/chain.ts)', () => {
+  it('two kernels with clashing names linked into one dispatch give the dependent dispatches\' outputs; with waits (where the device allows), in one dispatch, three times in a pass; the counters are back at 0', async () => {
+    const dev = await testDevice();
+    const d = dev.device;
+    const n = 1000;
+    const src = buf(dev, Float32Array.from({ length: n }, (_, i) => Math.sin(i)));
+    const twice = buf(dev, new Float32Array(64).fill(0.5));
+    const mid = buf(dev, new Float32Array(n));
+    const u0 = buf(dev, new Float32Array([0.25, new Float32Array(new Uint32Array([n]).buffer)[0]!]), USAGE.UNIFORM);
+    const u1 = buf(dev, new Uint32Array([n, new Uint32Array(new Float32Array([0.5]).buffer)[0]!]), USAGE.UNIFORM);
+    const consumerGroups = 5;
+    const linked = linkChain([
+      { code: PRODUCER, workgroups: [Math.ceil(n / 64), 1, 1], label: 'producer' },
+      { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer' },
+    ]);
+    expect(linked.bindings.map((b) => [b.binding, b.type, b.from])).toEqual([
+      [0, 'uniform', { part: 0, index: 0 }],
+      [1, 'read-only-storage', { part: 0, index: 1 }],
+      [2, 'storage', { part: 0, index: 2 }],
+      [3, 'uniform', { part: 1, index: 0 }],
+      [4, 'read-only-storage', { part: 1, index: 1 }],
+      [5, 'storage', { part: 1, index: 2 }],
+      [6, 'read-only-storage', { part: 1, index: 3 }],
+      [7, 'storage', 'sync'],
+    ]);
+    expect(linked.phases).toEqual([
+      { first: 0, groups: 16 },
+      { first: 16, groups: consumerGroups },
+    ]);
+    const layout = (types: GPUBufferBindingType[]) => d.createBindGroupLayout({ entries: types.map((type, binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })) });
+    const run = async (code: string, types: GPUBufferBindingType[], groups: [number, number, number][], resources: GPUBuffer[][]) => {
+      d.pushErrorScope('validation');
+      const bgl = layout(types);
+      const pipeline = await d.createComputePipelineAsync({ layout: d.createPipelineLayout({ bindGroupLayouts: [bgl] }), compute: { module: d.createShaderModule({ code }), entryPoint: 'main' } });
+      const enc = d.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      pass.setPipeline(pipeline);
+      for (const [i, g] of groups.entries()) {
+        pass.setBindGroup(0, d.createBindGroup({ layout: bgl, entries: resources[i]!.map((buffer, binding) => ({ binding, resource: { buffer } })) }));
+        pass.dispatchWorkgroups(...g);
+      }
+      pass.end();
+      d.queue.submit([enc.finish()]);
+      const err = await d.popErrorScope();
+      expect(err?.message).toBeUndefined();
+    };
+    // the reference: two dependent dispatches
+    const dstRef = buf(dev, new Float32Array(consumerGroups));
+    await run(PRODUCER, ['uniform', 'read-only-storage', 'storage'], [[16, 1, 1]], [[u0, src, mid]]);
+    await run(CONSUMER, ['uniform', 'read-only-storage', 'storage', 'read-only-storage'], [[consumerGroups, 1, 1]], [[u1, mid, dstRef, twice]]);
+    const want = new Float32Array(await readBuffer(dev.device, dstRef));
+    // the CPU's value, so the reference itself is checked
+    const sum = Array.from({ length: n }, (_, i) => 2 * Math.fround(Math.sin(i)) + 0.25).reduce((a, b) => a + b, 0);
+    for (let w = 0; w < consumerGroups; w++) expect(want[w]).toBeCloseTo(0.5 * sum + w + 0.5, 2);
+    // linked: mid cleared first, so a consumer that read before the producer wrote would see zeros
+    const mid2 = buf(dev, new Float32Array(n));
+    const dst = buf(dev, new Float32Array(consumerGroups));
+    const sync = buf(dev, new Uint32Array(2));
+    // mid is written by part 0 and read by part 1: the linked module binds it once, read_write
+    const link = (waits: boolean) =>
+      linkChain(
+        [
+          { code: PRODUCER, workgroups: [Math.ceil(n / 64), 1, 1], label: 'producer', resources: ['u0', 'src', 'mid'] },
+          { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer', resources: ['u1', 'mid', 'dst', 'twice'] },
+        ],
+        65535,
+        { waits },
+      );
+    const linkedW = link(false);
+    expect(linkedW.bindings.map((b) => [b.type, b.from])).toEqual([
+      ['uniform', { part: 0, index: 0 }],
+      ['read-only-storage', { part: 0, index: 1 }],
+      ['storage', { part: 0, index: 2 }],
+      ['uniform', { part: 1, index: 0 }],
+      ['storage', { part: 1, index: 2 }],
+      ['read-only-storage', { part: 1, index: 3 }],
+      ['storage', 'sync'],
+    ]);
+    const types = linkedW.bindings.map((b) => b.type);
+    const resources = [u0, src, mid2, u1, dst, twice, sync];
+    // without waits (any device): a second dispatch's consumers read what the first one's producers wrote
+    await run(linkedW.code, types, [linkedW.workgroups, linkedW.workgroups], [resources, resources]);
+    expect([...new Float32Array(await readBuffer(dev.device, dst))]).toEqual([...want]);
+    expect([...new Uint32Array(await readBuffer(dev.device, sync))].slice(0, 2)).toEqual([0, 0]);
+    expect(linked.code).toContain('c1_chain_wait();');
+    if (!chainsCanWait(dev.caps)) {
+      console.log(`chain.test: linked chains with waits need workgroups started in order (chainsCanWait); not on ${dev.caps.adapterInfo.architecture || dev.caps.adapterInfo.vendor}: the GPU lane runs that case`);
+    } else {
+      // with waits, one dispatch: mid cleared first, so a consumer that read before the producers wrote sees zeros
+      dev.device.queue.writeBuffer(mid2, 0, new Float32Array(n));
+      dev.device.queue.writeBuffer(dst, 0, new Float32Array(consumerGroups));
+      const linkedWait = link(true);
+      await run(linkedWait.code, types, [linkedWait.workgroups, linkedWait.workgroups, linkedWait.workgroups], [resources, resources, resources]);
+      expect([...new Float32Array(await readBuffer(dev.device, dst))]).toEqual([...want]);
+      expect([...new Uint32Array(await readBuffer(dev.device, sync))].slice(0, 2)).toEqual([0, 0]);
+      // and again in a later submit (the dispatch reset its counters)
+      dev.device.queue.writeBuffer(mid2, 0, new Float32Array(n));
+      await run(linkedWait.code, types, [linkedWait.workgroups], [resources]);
+      expect([...new Float32Array(await readBuffer(dev.device, dst))]).toEqual([...want]);
+    }
+    for (const b of [src, twice, mid, u0, u1, dstRef, mid2, dst, sync]) b.destroy();
+  });
+
+  it('refuses parts whose workgroup sizes differ, and entry points it cannot rebuild, naming the part', () => {
+    const other = CONSUMER.replace('@workgroup_size(64, 1, 1)', '@workgroup_size(128, 1, 1)');
+    expect(() => linkChain([
+      { code: PRODUCER, workgroups: [1, 1, 1], label: 'a' },
+      { code: other, workgroups: [1, 1, 1], label: 'b' },
+    ])).toThrow(/chain: b: workgroup size 128, but a's is 64/);
+    expect(() => linkChain([
+      { code: PRODUCER.replace('@workgroup_size(64, 1, 1)', '@workgroup_size(8, 8, 1)'), workgroups: [1, 1, 1], label: 'a' },
+      { code: CONSUMER, workgroups: [1, 1, 1], label: 'b' },
+    ])).toThrow(ChainLinkError);
+    expect(() => linkChain([{ code: PRODUCER, workgroups: [1, 1, 1], label: 'a' }])).toThrow(/two or more parts/);
+  });
+});
