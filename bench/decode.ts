@@ -333,6 +333,8 @@ for (const p of presets) {
     const bpt = bytesPerToken(w, cfg);
     const eff = (r.decodeTokensPerSecond * bpt) / bandwidth;
     console.log(summary(`${p} ${q}`, r) + `, ${(bpt / 2 ** 20).toFixed(0)} MiB/token, ${(eff * 100).toFixed(1)}% of read bandwidth`);
+    const st = r.program.stats;
+    if (st.linkedDispatchesSaved || st.linkRefused.length) console.log(`  linked runs: ${st.linkedDispatchesSaved} dispatches saved${st.linkRefused.length ? `; ${st.linkRefused.length} refused, first: ${st.linkRefused[0]}` : ''}`);
     results.push({ model: p, quant: q, storage: w.storage, decoder: decoderPaths(dec), bytesPerToken: bpt, ...r, fractionOfReadBandwidth: eff });
     w.destroy();
   }
@@ -360,6 +362,7 @@ function decoderPaths(d: Decoder) {
     normHandoffGemvs: d.normHandoffGemvs,
     gluRunsLayers: d.gluRunsLayers,
     prefetchLayers: d.prefetchLayers,
+    chainMlpLayers: d.chainMlpLayers,
   };
 }
 const receipt = {

@@ -12,6 +12,8 @@
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
  * - attention reading o_proj's weight in workgroups of its own (tunable weightPrefetch): the same logits;
+ * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order):
+ *   the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
@@ -30,6 +32,7 @@ import { computeLogits } from '../src/runtime/logits.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
+import { chainsCanWait } from '../src/program/chain.ts';
 
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
 const INT8 = { linear_fused: { cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
@@ -97,6 +100,17 @@ const VARIANTS = [
     tol: 1e-9,
   },
   {
+    name: 'o_proj, gate|up and down linked into one dispatch (tunable mlpChain; src/program/chain.ts) vs three dispatches',
+    // every part in workgroups of 128 lanes at these shapes (o_proj: 4 teams of 32; gate|up: 4 teams; down: 128)
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 4, mlpChain: 'on' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 128 }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 4, mlpChain: 'off' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 128 }, linear_rope_kv: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.chainMlpLayers,
+    what: 'the linked MLP',
+    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
+    // the same kernels in one dispatch: the same logits to the bit
+    tol: 1e-9,
+  },
+  {
     name: "the norm handoff in a Q4_K_M model (mixed q|k|v formats: tunable handoffMixedQkv) vs rmsnorm prologues",
     tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', handoffMixedQkv: 'on' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
     without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', handoffMixedQkv: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
@@ -142,6 +156,8 @@ describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v
 
   it(`every fused layer takes ${what} when its tunable is on, none otherwise`, (ctx) => {
     if (on.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
+    const lacks = 'needs' in v ? v.needs!(dev) : undefined;
+    if (lacks) ctx.skip(`${lacks}; the GPU lane runs it`);
     expect(layers(on)).toBe(count);
     expect(layers(off)).toBe(0);
     expect(off.decoder.fusedGemvLayers).toBe(numLayers);

@@ -176,8 +176,11 @@ export class Decoder {
         I % 16 === 0 &&
         opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) &&
         opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })
-      )
+      ) {
         this.gluRuns.add(l);
+        // o_proj, gate|up and down linked into one dispatch (tunable mlpChain of linear_glu_q8)
+        if (opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs)?.derived.mlpChain === true) this.chainMlp.add(l);
+      }
     }
     // layer l's down GEMV hands layer l + 1's q|k|v GEMV its activations (rmsnorm(h) * l + 1's input norm)
     for (let l = 0; l + 1 < cfg.numLayers; l++) {
@@ -220,6 +223,8 @@ export class Decoder {
    * workgroup, not 64) and whose down GEMV reads them (linear_q8 q8h_rows). Tunable gluRuns of linear_glu_q8.
    */
   private readonly gluRuns = new Set<number>();
+  /** Layers whose o_proj, gate|up and down the step asks to run as one dispatch (tunable mlpChain; StepBuilder.link). */
+  private readonly chainMlp = new Set<number>();
 
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
@@ -245,6 +250,10 @@ export class Decoder {
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
+  get chainMlpLayers(): number {
+    return this.chainMlp.size;
+  }
+
   get gluRunsLayers(): number {
     return this.gluRuns.size;
   }
@@ -734,6 +743,7 @@ export class Decoder {
       const runs = this.handoffActs(s, I);
       s.op('linear_glu_q8', { ...toMlp, w: gateUp, nq: runs.xq, nm: runs.xm }, this.gluAttrs);
       s.op('linear_q8', { ...runs, w: down, y: h }, { accumulate: 1 });
+      if (this.chainMlp.has(l)) s.link?.(3);
       return undefined;
     }
     if (this.q8Mlp.has(l)) {

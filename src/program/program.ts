@@ -12,6 +12,7 @@ import { dispatchStep, type CommandList, type Recorder, type Step } from '../gpu
 import { UniformArena } from '../gpu/uniform-arena.ts';
 import { tensorRef, type OpRunner } from '../ops/runner.ts';
 import { planActivations } from './liveness.ts';
+import { ChainLinkError, chainsCanWait, linkCalls, type ChainCall } from './chain.ts';
 import { isDyn, varValue, type Dyn, type OpCall, type StepBuilder, type StepVars } from './step.ts';
 
 export class ProgramError extends Error {
@@ -43,6 +44,10 @@ export interface ProgramStats {
   uniformBytes: number;
   /** Distinct op calls, contracts resolved at compile time. */
   calls: number;
+  /** Dispatches the step's linked runs of calls saved (StepBuilder.link; src/program/chain.ts). */
+  linkedDispatchesSaved: number;
+  /** Linked runs left as separate dispatches, and why. */
+  linkRefused: string[];
 }
 
 
@@ -132,7 +137,8 @@ export class Program implements CommandList {
     const nDynamic = patches.length;
     const dynamicEnd = nDynamic ? offsets[nDynamic - 1]! + slotData[nDynamic - 1]!.data.byteLength : 0;
     // 4. Bind every pass.
-    const steps: Step[] = [];
+    const callSteps: Step[][] = [];
+    const bound: ChainCall[] = [];
     plans.forEach((plan, i) => {
       const call: OpCall = step.calls[i]!;
       const tensors: Record<string, GpuTensorRef> = {};
@@ -143,17 +149,50 @@ export class Program implements CommandList {
       const scratch = new Map(plan.intermediates.map((m, j) => [m.id, actBuffer(scratchAct[i]![j]!)]));
       let u = 0;
       const flat = reqs[i]!.flat();
+      const slots = new Map<object, { buffer: GPUBuffer; offset: number; size: number }>();
       const ds = planDispatches(dev, plan, prepared[i]!, {
         tensors,
         scratch,
         uniform: (_p, b) => {
           const r = flat[u++]!;
           const k = slotOf.get(r.key)!;
-          return arena.slot(offsets[k]!, b.size);
+          const slot = arena.slot(offsets[k]!, b.size);
+          slots.set(b, slot);
+          return slot;
         },
       });
-      for (const d of ds) steps.push(dispatchStep(dev, d));
+      callSteps.push(ds.map((d) => dispatchStep(dev, d)));
+      bound.push({ plan, tensors, uniform: (_p, b) => slots.get(b)! });
     });
+    // 5. Runs of calls the step asked to link, as one dispatch each where they link (chain.ts), on devices whose
+    // workgroups start in order; the others stay as they are, with the reason in stats.linkRefused
+    const linkRefused: string[] = [];
+    let linked = 0;
+    let sync: GPUBuffer | undefined;
+    for (const [first, last] of step.links) {
+      const calls = bound.slice(first, last + 1);
+      const what = `calls ${first} .. ${last} (${calls.map((c) => c.plan.variant).join(' + ')})`;
+      if (!chainsCanWait(dev.caps)) {
+        linkRefused.push(`${what}: this device does not start workgroups in order (chainsCanWait)`);
+        continue;
+      }
+      sync ??= dev.buffers.acquire(Math.max(16, 4 * Math.max(...step.links.map(([a, b]) => b - a + 1))), STORAGE_USAGE, `${label}.chain-sync`);
+      try {
+        const { dispatch } = await linkCalls(dev, calls, sync, `chain [${calls.map((c) => c.plan.variant).join(' + ')}]`);
+        callSteps[first] = [dispatchStep(dev, dispatch)];
+        for (let i = first + 1; i <= last; i++) callSteps[i] = [];
+        linked += last - first;
+      } catch (e) {
+        if (!(e instanceof ChainLinkError)) throw e;
+        linkRefused.push(`${what}: ${e.message}`);
+      }
+    }
+    if (sync) {
+      // the counters start at zero (a pooled buffer may hold old words)
+      dev.device.queue.writeBuffer(sync, 0, new Uint32Array(sync.size / 4));
+      owned.push(sync);
+    }
+    const steps = callSteps.flat();
     const stats: ProgramStats = {
       dispatches: steps.length,
       passes: steps.length ? 1 : 0,
@@ -162,6 +201,8 @@ export class Program implements CommandList {
       activationBytes: owned.reduce((a, b) => a + b.size, 0),
       uniformBytes: arena.bytes,
       calls: plans.length,
+      linkedDispatchesSaved: linked,
+      linkRefused,
     };
     return new Program(label, steps, arena, patches, dynamicEnd, owned, (b) => dev.buffers.release(b), stats);
   }

@@ -47,6 +47,11 @@ export interface OpSink {
   /** A fresh activation tensor (f32 unless said). */
   act(label: string, shape: readonly number[], dtype?: string): StepTensor;
   op(op: string, tensors: Readonly<Record<string, StepTensor>>, attrs?: Readonly<Record<string, OpAttr>>): void;
+  /**
+   * Asks that the last `n` ops run as one dispatch (src/program/chain.ts) where the program can link them; sinks that
+   * run ops one by one leave it out.
+   */
+  link?(n: number): void;
 }
 
 /** Dtypes an activation may have (block-quantized formats are weights only). */
@@ -55,6 +60,15 @@ const ACTIVATION_DTYPES = new Set(['float32', 'uint32', 'int32', 'float16']);
 export class StepBuilder implements OpSink {
   readonly calls: OpCall[] = [];
   readonly acts: Activation[] = [];
+  /** Runs of calls [first, last] to link into one dispatch each (link). */
+  readonly links: [number, number][] = [];
+
+  link(n: number): void {
+    if (!Number.isInteger(n) || n < 2 || n > this.calls.length) throw new RangeError(`link(${n}): needs 2 .. ${this.calls.length} calls`);
+    const first = this.calls.length - n;
+    if (this.links.some(([, last]) => last >= first)) throw new RangeError(`link(${n}): calls ${first} .. ${this.calls.length - 1} overlap a linked run`);
+    this.links.push([first, this.calls.length - 1]);
+  }
 
   act(label: string, shape: readonly number[], dtype = 'float32'): StepTensor {
     if (!ACTIVATION_DTYPES.has(dtype)) throw new TypeError(`activation ${label}: unsupported dtype ${dtype}`);
