@@ -87,6 +87,15 @@ export class Program implements CommandList {
     });
     // 2. Memory: activations and every call's intermediates share buffers by liveness.
     const acts = step.acts.map((a) => ({ ...a }));
+    // a linked run is one dispatch: what any of its calls uses lives across the whole run (one dispatch may not bind
+    // a buffer read-only in one call and writable in another, as reusing a dead input's buffer for an output would)
+    for (const [first, last] of step.links) {
+      for (const a of acts) {
+        if (a.first < 0 || a.last < first || a.first > last) continue;
+        a.first = Math.min(a.first, first);
+        a.last = Math.max(a.last, last);
+      }
+    }
     const scratchAct = plans.map((p, i) => p.intermediates.map((m) => (acts.push({ label: `${p.contract}.${m.id}`, bytes: Math.max(16, m.bytes), first: i, last: i }), acts.length - 1)));
     const live = planActivations(acts);
     const owned = live.sizes.map((bytes, b) => dev.buffers.acquire(bytes, STORAGE_USAGE, `${label}.act${b}`));
