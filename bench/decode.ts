@@ -363,6 +363,7 @@ function decoderPaths(d: Decoder) {
     gluRunsLayers: d.gluRunsLayers,
     prefetchLayers: d.prefetchLayers,
     chainMlpLayers: d.chainMlpLayers,
+    chainQkvLayers: d.chainQkvLayers,
   };
 }
 const receipt = {

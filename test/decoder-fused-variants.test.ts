@@ -12,8 +12,8 @@
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
  * - attention reading o_proj's weight in workgroups of its own (tunable weightPrefetch): the same logits;
- * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order):
- *   the same logits;
+ * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order),
+ *   and the q|k|v GEMV with attention (tunable chainAttention): the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
@@ -108,6 +108,15 @@ const VARIANTS = [
     what: 'the linked MLP',
     needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     // the same kernels in one dispatch: the same logits to the bit
+    tol: 1e-9,
+  },
+  {
+    name: 'the q|k|v GEMV and attention linked into one dispatch (tunable chainAttention; src/program/chain.ts) vs two dispatches',
+    tunables: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'off', chainAttention: 'on' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
+    without: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'off', chainAttention: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
+    what: 'the linked q|k|v and attention',
+    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     tol: 1e-9,
   },
   {
