@@ -363,7 +363,6 @@ function decoderPaths(d: Decoder) {
     gluRunsLayers: d.gluRunsLayers,
     prefetchLayers: d.prefetchLayers,
     chainMlpLayers: d.chainMlpLayers,
-    chainQkvLayers: d.chainQkvLayers,
   };
 }
 const receipt = {

@@ -12,8 +12,8 @@
  * - on llama.cpp's Q4_K_M mix (a layer with v_proj in Q6_K), its q|k and v GEMVs each with rope and the cache write of
  *   its heads (two linear_rope_kv calls, tunable ropeKvSplit) vs linear_fused twice then rope_kv: the same rounding;
  * - attention reading o_proj's weight in workgroups of its own (tunable weightPrefetch): the same logits;
- * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order),
- *   and the q|k|v GEMV with attention (tunable chainAttention): the same logits;
+ * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order):
+ *   the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
@@ -31,6 +31,7 @@ import { randomModel } from '../src/models/random-weights.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
+import type { DecodeSession } from '../src/runtime/session.ts';
 import { testDevice } from './helpers/device.ts';
 import { chainsCanWait } from '../src/program/chain.ts';
 
@@ -106,17 +107,10 @@ const VARIANTS = [
     without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 4, mlpChain: 'off' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 128 }, linear_rope_kv: { normHandoff: 'off' } },
     layers: (m: LoadedModel) => m.decoder.chainMlpLayers,
     what: 'the linked MLP',
+    // the decode programs link each layer's three calls into one dispatch: 2 dispatches saved a layer
+    linkedSaved: 4,
     needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     // the same kernels in one dispatch: the same logits to the bit
-    tol: 1e-9,
-  },
-  {
-    name: 'the q|k|v GEMV and attention linked into one dispatch (tunable chainAttention; src/program/chain.ts) vs two dispatches',
-    tunables: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'off', chainAttention: 'on' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
-    without: { linear_rope_kv: { cpuMapping: 'off', ropeKvFuse: 'on', normHandoff: 'off', chainAttention: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
-    layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
-    what: 'the linked q|k|v and attention',
-    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     tol: 1e-9,
   },
   {
@@ -180,8 +174,14 @@ describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v
       const b = (await computeLogits(off, [id])).last;
       expect(maxRelErr(a, b), `token ${id}`).toBeLessThan(tol);
     }
-    const a = await greedyTokens(on, [5, 17, 42], 12);
+    let session: DecodeSession | undefined;
+    const a = await greedyTokens(on, [5, 17, 42], 12, (x) => (session = x));
     expect(a).toHaveLength(12);
+    if ('linkedSaved' in v) {
+      // the links were made (a refused link runs the same kernels apart and would pass the comparisons above)
+      const stats = session!.programs().map((p) => p.stats);
+      expect(Math.max(...stats.map((st) => st.linkedDispatchesSaved)), JSON.stringify(stats.map((st) => st.linkRefused))).toBe(v.linkedSaved);
+    }
     expect(a).toEqual(await greedyTokens(off, [5, 17, 42], 12));
   });
 });

@@ -141,11 +141,7 @@ export class Decoder {
       const plainQkv = !cfg.qkNorm && !this.weights.tensors.has(p + 'self_attn.qkv_proj.bias');
       // each GEMV that reads the normed input (q|k|v, or q|k and v in two formats) with rope and the cache write of its heads
       const ropeSpec = (t: Tensor) => ({ x: f32([1, H]), w: t, gamma: f32([H]), cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, D]) });
-      if (plainQkv && qkvParts.every((t) => opAccepts(this.dev, 'linear_rope_kv', ropeSpec(t!), { eps, interleaved: this.ropeInterleaved }))) {
-        (split ? this.ropeSplitQkv : this.ropeFusedQkv).add(l);
-        // the q|k|v GEMV and attention linked into one dispatch (tunable chainAttention of linear_rope_kv)
-        if (!split && opPlan(this.dev, 'linear_rope_kv', ropeSpec(qkvParts[0]!), { eps, interleaved: this.ropeInterleaved })?.derived.chainAttention === true) this.chainQkv.add(l);
-      }
+      if (plainQkv && qkvParts.every((t) => opAccepts(this.dev, 'linear_rope_kv', ropeSpec(t!), { eps, interleaved: this.ropeInterleaved }))) (split ? this.ropeSplitQkv : this.ropeFusedQkv).add(l);
       const q8 = q8Activations(I);
       if (
         I % 32 === 0 &&
@@ -227,8 +223,6 @@ export class Decoder {
    * workgroup, not 64) and whose down GEMV reads them (linear_q8 q8h_rows). Tunable gluRuns of linear_glu_q8.
    */
   private readonly gluRuns = new Set<number>();
-  /** Layers whose q|k|v GEMV (linear_rope_kv) and attention the step asks to run as one dispatch (tunable chainAttention). */
-  private readonly chainQkv = new Set<number>();
   /** Layers whose o_proj, gate|up and down the step asks to run as one dispatch (tunable mlpChain; StepBuilder.link). */
   private readonly chainMlp = new Set<number>();
 
@@ -256,10 +250,6 @@ export class Decoder {
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
-  get chainQkvLayers(): number {
-    return this.chainQkv.size;
-  }
-
   get chainMlpLayers(): number {
     return this.chainMlp.size;
   }
@@ -746,8 +736,6 @@ export class Decoder {
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
       s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attrs);
-      // (the last two calls: this layer's one linear_rope_kv and attention)
-      if (this.chainQkv.has(l)) s.link?.(2);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
     if (this.gluRuns.has(l) && toMlp) {
