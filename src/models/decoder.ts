@@ -249,11 +249,12 @@ export class Decoder {
     return !this.q8Attention.has(l) && opAccepts(this.dev, 'attention', { ...this.attentionSpec(capacity), pf: o }, this.attentionAttrs(l));
   }
 
-  /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
+  /** How many layers ask for o_proj, gate|up and down as one dispatch (mlpChain). */
   get chainMlpLayers(): number {
     return this.chainMlp.size;
   }
 
+  /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
   get gluRunsLayers(): number {
     return this.gluRuns.size;
   }

@@ -2,15 +2,17 @@
  * Chained dispatches: several kernels that would run as dependent dispatches, linked into one WGSL module and run as
  * one dispatch whose workgroups are split into phases, phase k's after phase k - 1's in workgroup order.
  *
- * Why: between dependent dispatches Dawn puts a pipeline barrier, and the GPU drains and ramps up again; on the H200
- * that costs ~5-7 us a boundary (bench/phases.ts), several times a small GEMV's own time. Inside one dispatch a phase's
- * workgroups start while the last phase's are still running: each issues what does not depend on the last phase (a
- * GEMV's weight loads) and then waits on the last phase's counter.
+ * Why: between dependent dispatches Dawn puts a pipeline barrier, and the GPU drains and ramps up again. For plain
+ * reads that costs ~5-7 us a boundary on the H200 (bench/phases.ts); for the decode's own GEMVs, which spend their time
+ * in themselves, linking saved ~1 us a boundary (bench/kernels.ts --mlp-link; bench/receipts/README.md, seventeenth
+ * session). Inside one dispatch a phase's workgroups start while the last phase's are still running: each issues what
+ * does not depend on the last phase (a GEMV's weight loads) and then waits on the last phase's counter.
  *
  * How a part is linked: its module-scope names (structs, functions, constants, variables) get a prefix `c<k>_`, its
- * bindings move up past the earlier parts' (group 0, in order), and its entry point `main` becomes a function of the
- * same parameters; the linked entry point calls part k's for workgroups [first_k, first_k + groups_k). A part's own
- * 3-d grid is rebuilt from its index in the phase (workgroup_id, num_workgroups, global_invocation_id).
+ * bindings are renumbered in part order (a buffer range several parts bind, one of them writable, once: see
+ * ChainPart.resources), and its entry point `main` becomes a function of the same parameters; the linked entry point
+ * calls part k's for workgroups [first_k, first_k + groups_k). A part's own 3-d grid is rebuilt from its index in the
+ * phase (workgroup_id, num_workgroups, global_invocation_id).
  *
  * The handshake, through one storage binding `chain_sync` (array<atomic<u32>>, one counter a part, zero before the
  * dispatch): after part k's function returns, the workgroup's writes are fenced (storageBarrier, workgroupBarrier) and
@@ -22,9 +24,9 @@
  *
  * What this relies on beyond WebGPU's guarantees: that a GPU starts workgroups in order (a waiting workgroup never
  * holds back one it waits for), and that plain stores fenced before the counter's add are seen by loads issued after
- * another workgroup sees the count (WGSL has no device-scope fence; on NVIDIA the stores are in the L2 before the
- * counter's add is). Callers check outputs against the unchained kernels (test/chain.test.ts, bench/kernels.ts
- * --mlp-chains with --mlp-link).
+ * another workgroup sees the count (WGSL has no device-scope fence; every H200 run so far gave the unlinked kernels'
+ * outputs to the bit). Callers check outputs against the unchained kernels (test/chain.test.ts, the linked decoder
+ * case of test/decoder-fused-variants.test.ts, bench/kernels.ts --mlp-chains with --mlp-link).
  */
 
 import { passEntries, renderPassShader, type GpuTensorRef } from '../contracts/run.ts';
