@@ -406,7 +406,8 @@ export function chainsCanWait(caps: DeviceCaps): boolean {
 /**
  * Links `parts` (each a complete kernel module) into one module run as one dispatch (see the file's comment).
  * `waits: false` leaves the waits out (the linking alone, for tests on devices where chainsCanWait is false: run
- * such a module twice and its later parts read what the first run's earlier parts wrote).
+ * such a module twice and its later parts read what the first run's earlier parts wrote; its counters mean nothing,
+ * as an earlier part may add to its counter after the last part reset them).
  */
 export function linkChain(parts: readonly ChainPart[], maxX = 65535, opts: { waits?: boolean } = {}): LinkedChain {
   const waits = opts.waits ?? true;
