@@ -248,7 +248,6 @@ const want = expected();
 const checks: Record<string, string> = {};
 for (const [name, w] of Object.entries(ways)) {
   if (w.free) continue;
-  if (process.env.PHASES_DEBUG) console.log(`checking ${name}`);
   const { words } = await run(w.launches, false, true);
   const bad = want.findIndex((v, i) => words![i] !== v);
   checks[name] = bad < 0 ? 'ok' : `word ${bad}: ${words![bad]} (want ${want[bad]})`;
