@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -251,7 +251,7 @@ async function attentionCases(dev: TesseraDevice, bw: number, reps: number) {
     const cap = Math.max(ctx, 256);
     const whole = planFor(T, ctx, tunables);
     const plan = only === undefined ? whole : { ...whole, passes: [whole.passes[only]!] };
-    const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC });
+    const mk = (bytes: number) => dev.device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: USAGE.STORAGE | USAGE.COPY_DST });
     const q = mk(T * H * D * 4);
     // K/V copies rotated over the calls as a model's layers are (each layer its own cache): together past the L2
     const copies = Math.max(1, Math.min(16, Math.ceil(ROTATE_BYTES / (2 * cap * Hkv * D * eb))));
