@@ -171,15 +171,11 @@ export class Decoder {
         this.handoffMlp.add(l);
       // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
       const runs = handoffActivations(I);
-      if (
-        this.handoffMlp.has(l) &&
-        I % 16 === 0 &&
-        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) &&
-        opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })
-      ) {
+      const gluRunsPlan = this.handoffMlp.has(l) && I % 16 === 0 ? opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) : undefined;
+      if (gluRunsPlan && opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })) {
         this.gluRuns.add(l);
         // o_proj, gate|up and down linked into one dispatch (tunable mlpChain of linear_glu_q8)
-        if (opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs)?.derived.mlpChain === true) this.chainMlp.add(l);
+        if (gluRunsPlan.derived.mlpChain === true) this.chainMlp.add(l);
       }
     }
     // layer l's down GEMV hands layer l + 1's q|k|v GEMV its activations (rmsnorm(h) * l + 1's input norm)

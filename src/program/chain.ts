@@ -341,12 +341,14 @@ const VEC4_OF: Record<string, string> = { 'array<vec4<u32>>': 'array<u32>', 'arr
 function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plans: Map<number, BindingPlan>[]; bindings: LinkedChain['bindings'] } {
   type Member = { part: number; decl: BindingDecl };
   const groups = new Map<string, Member[]>();
+  const groupOf = new Map<BindingDecl, Member[]>();
   parsed.forEach((pp, k) =>
     pp.decls.forEach((decl) => {
       const key = parts[k]!.resources?.[decl.index];
       const g = key === undefined ? `unique:${k}:${decl.index}` : `key:${key}`;
       if (!groups.has(g)) groups.set(g, []);
       groups.get(g)!.push({ part: k, decl });
+      groupOf.set(decl, groups.get(g)!);
     }),
   );
   const plans = parsed.map(() => new Map<number, BindingPlan>());
@@ -355,7 +357,7 @@ function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plan
   const ordered = parsed.flatMap((pp, k) => [...pp.decls].sort((a, b) => a.index - b.index).map((decl) => ({ part: k, decl })));
   const done = new Set<Member[]>();
   for (const m of ordered) {
-    const g = [...groups.values()].find((ms) => ms.some((x) => x.part === m.part && x.decl === m.decl))!;
+    const g = groupOf.get(m.decl)!;
     if (done.has(g)) continue;
     done.add(g);
     const shared = g.length > 1 && g.some((x) => x.decl.access === 'read_write');
@@ -363,11 +365,12 @@ function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plan
     const name = `c${first.part}_${first.decl.name}`;
     const binding = bindings.length;
     if (!shared) {
+      // each member its own binding (read-only sharers may alias)
       for (const x of g) {
-        const b = x === first ? binding : bindings.length + g.indexOf(x);
+        const b = bindings.length;
         plans[x.part]!.set(x.decl.index, { declare: { binding: b, access: x.decl.access, type: x.decl.type }, name: `c${x.part}_${x.decl.name}` });
+        bindings.push({ binding: b, type: x.decl.access === 'uniform' ? 'uniform' : x.decl.access === 'read' ? 'read-only-storage' : 'storage', from: { part: x.part, index: x.decl.index } });
       }
-      for (const x of g) bindings.push({ binding: bindings.length, type: x.decl.access === 'uniform' ? 'uniform' : x.decl.access === 'read' ? 'read-only-storage' : 'storage', from: { part: x.part, index: x.decl.index } });
       continue;
     }
     if (g.some((x) => x.decl.access === 'uniform')) throw new ChainLinkError(parts[first.part]!.label, `binding ${first.decl.index} (${first.decl.name}) is a uniform and a storage buffer another part writes`);

@@ -7,7 +7,7 @@
  */
 import { checkDynamicValue, dynamicNames, uniformBytes, writeDynamicFields, type AttributeValue, type Plan } from '../contracts/index.ts';
 import { planDispatches, prepareContract, type GpuTensorRef, type UniformBinding } from '../contracts/run.ts';
-import { STORAGE_USAGE } from '../gpu/buffers.ts';
+import { STORAGE_USAGE, writeBuffer } from '../gpu/buffers.ts';
 import { dispatchStep, type CommandList, type Recorder, type Step } from '../gpu/recorder.ts';
 import { UniformArena } from '../gpu/uniform-arena.ts';
 import { tensorRef, type OpRunner } from '../ops/runner.ts';
@@ -198,7 +198,7 @@ export class Program implements CommandList {
     }
     if (sync) {
       // the counters start at zero (a pooled buffer may hold old words)
-      dev.device.queue.writeBuffer(sync, 0, new Uint32Array(sync.size / 4));
+      writeBuffer(dev.device, sync, new Uint32Array(sync.size / 4));
       owned.push(sync);
     }
     const steps = callSteps.flat();
