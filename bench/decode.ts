@@ -363,6 +363,7 @@ function decoderPaths(d: Decoder) {
     gluRunsLayers: d.gluRunsLayers,
     prefetchLayers: d.prefetchLayers,
     chainMlpLayers: d.chainMlpLayers,
+    chainAttnLayers: d.chainAttnLayers,
   };
 }
 const receipt = {

@@ -14,6 +14,8 @@
  * - attention reading o_proj's weight in workgroups of its own (tunable weightPrefetch): the same logits;
  * - o_proj, gate|up and down linked into one dispatch (tunable mlpChain, devices whose workgroups start in order):
  *   the same logits;
+ * - attention and o_proj linked into one dispatch (tunable attnChain), and attention through down (with mlpChain):
+ *   the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
@@ -111,6 +113,29 @@ const VARIANTS = [
     linkedSaved: 4,
     needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     // the same kernels in one dispatch: the same logits to the bit
+    tol: 1e-9,
+  },
+  {
+    name: 'attention and o_proj linked into one dispatch (tunable attnChain) vs two dispatches',
+    // both in workgroups of 64 lanes at these shapes (attention: 2 subgroups on a 64-position cache; o_proj: 2 teams)
+    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.chainAttnLayers,
+    what: 'the linked attention and o_proj',
+    linkedSaved: 2,
+    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
+    tol: 1e-9,
+  },
+  {
+    name: 'attention, o_proj, gate|up and down linked into one dispatch (attnChain and mlpChain) vs four dispatches',
+    // every part in workgroups of 64 lanes (gate|up: 2 teams of 32; down: 64)
+    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 2, mlpChain: 'on' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 64 }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 2, mlpChain: 'off' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 64 }, linear_rope_kv: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.chainAttnLayers + m.decoder.chainMlpLayers,
+    what: 'the linked attention and MLP',
+    count: 4,
+    linkedSaved: 6,
+    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
     tol: 1e-9,
   },
   {

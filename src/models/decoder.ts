@@ -169,6 +169,11 @@ export class Decoder {
           : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
       )
         this.handoffMlp.add(l);
+      // attention and o_proj linked into one dispatch (tunable attnChain of linear_fused; o_proj on f32 activations)
+      if (!this.q8Attention.has(l)) {
+        const oOut = this.handoffMlp.has(l) ? oHandoff : {};
+        if (opPlan(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oOut }, { accumulate: 1 })?.derived.attnChain === true) this.chainAttn.add(l);
+      }
       // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
       const runs = handoffActivations(I);
       const gluRunsPlan = this.handoffMlp.has(l) && I % 16 === 0 ? opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) : undefined;
@@ -221,6 +226,11 @@ export class Decoder {
   private readonly gluRuns = new Set<number>();
   /** Layers whose o_proj, gate|up and down the step asks to run as one dispatch (tunable mlpChain; StepBuilder.link). */
   private readonly chainMlp = new Set<number>();
+  /**
+   * Layers whose decode attention and o_proj the step asks to run as one dispatch (tunable attnChain of linear_fused;
+   * with chainMlp, attention through down as one).
+   */
+  private readonly chainAttn = new Set<number>();
 
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
@@ -248,6 +258,11 @@ export class Decoder {
   /** How many layers ask for o_proj, gate|up and down as one dispatch (mlpChain). */
   get chainMlpLayers(): number {
     return this.chainMlp.size;
+  }
+
+  /** How many layers ask for attention and o_proj as one dispatch (attnChain). */
+  get chainAttnLayers(): number {
+    return this.chainAttn.size;
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
@@ -735,12 +750,16 @@ export class Decoder {
       s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attrs);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
+    // attention with o_proj as one dispatch (with gate|up and down too where chainMlp links those: below)
+    const attnLinked = this.chainAttn.has(l) && !this.q8Attention.has(l) && !this.prefetchO.has(l);
+    const mlpLinked = this.gluRuns.has(l) && toMlp !== undefined && this.chainMlp.has(l);
+    if (attnLinked && !mlpLinked) s.link?.(2);
     if (this.gluRuns.has(l) && toMlp) {
       // act(gate) * up in runs of 16 from gate|up to down
       const runs = this.handoffActs(s, I);
       s.op('linear_glu_q8', { ...toMlp, w: gateUp, nq: runs.xq, nm: runs.xm }, this.gluAttrs);
       s.op('linear_q8', { ...runs, w: down, y: h }, { accumulate: 1 });
-      if (this.chainMlp.has(l)) s.link?.(3);
+      if (mlpLinked) s.link?.(attnLinked ? 4 : 3);
       return undefined;
     }
     if (this.q8Mlp.has(l)) {
