@@ -160,7 +160,7 @@ describe('linked chains (src/program/chain.ts)', () => {
     for (const b of [src, twice, mid, u0, u1, dstRef, mid2, dst, sync]) b.destroy();
   });
 
-  it('a part reading vec4 elements of a buffer another part writes as scalars reads them through an accessor', async () => {
+  it('a part reading vec4 elements of a buffer another part writes as scalars reads them through an accessor; module-scope directives are hoisted', async () => {
     const dev = await testDevice();
     const d = dev.device;
     // part 0 writes words[i] = 3 i + 1 (u32); part 1 reads them as vec4<u32> and stores each vec4's sum
@@ -168,7 +168,9 @@ describe('linked chains (src/program/chain.ts)', () => {
 @group(0) @binding(0) var<storage, read_write> words: array<u32>;
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) { words[gid.x] = 3u * gid.x + 1u; }`;
+    // (its global diagnostic directive must come before every declaration of the linked module)
     const reader = /* wgsl */ `
+diagnostic(off, derivative_uniformity);
 @group(0) @binding(0) var<storage, read> quads: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> sums: array<u32>;
 @compute @workgroup_size(64, 1, 1)
@@ -185,6 +187,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       { waits: false },
     );
     expect(linked.code).toContain('fn c1_quads_at(i: u32) -> vec4<u32>');
+    const directive = linked.code.search(/diagnostic\(off, *derivative_uniformity\);/);
+    expect(directive).toBeGreaterThanOrEqual(0);
+    expect(directive).toBeLessThan(linked.code.indexOf('@group'));
     expect(linked.bindings.map((b) => [b.type, b.from])).toEqual([
       ['storage', { part: 0, index: 0 }],
       ['storage', { part: 1, index: 1 }],

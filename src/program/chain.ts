@@ -242,8 +242,9 @@ function emitPart(part: ChainPart, k: number, pp: ParsedPart, plans: Map<number,
       out.push(brackets.pop() ? ')' : ']');
       continue;
     }
-    // directives (enable / requires at module scope): hoisted to the linked module's top
-    if (depth === 0 && t.kind === 'id' && (t.text === 'enable' || t.text === 'requires') && toks[sig(i, -1)]?.text !== '@') {
+    // directives (enable / requires / diagnostic at module scope; not the @diagnostic attribute): hoisted to the linked
+    // module's top (a global diagnostic then covers every part: it only turns diagnostics off or down)
+    if (depth === 0 && t.kind === 'id' && (t.text === 'enable' || t.text === 'requires' || t.text === 'diagnostic') && toks[sig(i, -1)]?.text !== '@') {
       let j = i;
       let s = '';
       while (j < toks.length && toks[j]!.text !== ';') s += toks[j++]!.text;
