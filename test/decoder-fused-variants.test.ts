@@ -117,9 +117,9 @@ const VARIANTS = [
   },
   {
     name: 'attention and o_proj linked into one dispatch (tunable attnChain) vs two dispatches',
-    // both in workgroups of 64 lanes at these shapes (attention: 2 subgroups on a 64-position cache; o_proj: 2 teams)
-    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
-    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    // attention is asked for o_proj's workgroup size (128 lanes at these shapes: 4 teams of 32)
+    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' }, linear_rope_kv: { normHandoff: 'off' } },
     layers: (m: LoadedModel) => m.decoder.chainAttnLayers,
     what: 'the linked attention and o_proj',
     linkedSaved: 2,
@@ -128,9 +128,9 @@ const VARIANTS = [
   },
   {
     name: 'attention, o_proj, gate|up and down linked into one dispatch (attnChain and mlpChain) vs four dispatches',
-    // every part in workgroups of 64 lanes (gate|up: 2 teams of 32; down: 64)
-    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 2, mlpChain: 'on' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 64 }, linear_rope_kv: { normHandoff: 'off' } },
-    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off', gemvTeams: 2 }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 2, mlpChain: 'off' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 64 }, linear_rope_kv: { normHandoff: 'off' } },
+    // every part in workgroups of 128 lanes (o_proj: 4 teams of 32; gate|up: 4 teams; down: 128; attention: asked)
+    tunables: { linear_fused: { cpuMapping: 'off', attnChain: 'on' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 4, mlpChain: 'on' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 128 }, linear_rope_kv: { normHandoff: 'off' } },
+    without: { linear_fused: { cpuMapping: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', glu16Teams: 4, mlpChain: 'off' }, linear_q8: { cpuMapping: 'off', gemvWorkgroup: 128 }, linear_rope_kv: { normHandoff: 'off' } },
     layers: (m: LoadedModel) => m.decoder.chainAttnLayers + m.decoder.chainMlpLayers,
     what: 'the linked attention and MLP',
     count: 4,

@@ -257,6 +257,43 @@ describe('attention decode_short (one pass for caches of at most shortKeys posit
     expect(out).toEqual(plain.outputs.out!.data);
   });
 
+  it.each([
+    // tokens, heads, kv heads, head dim, capacity, start, cache, subgroups asked (attribute lanes = subgroups x the
+    // subgroup size: a caller linking attention with a kernel of that workgroup size)
+    [1, 32, 8, 128, 256, 143, 'float16', 12], // 12 subgroups (the H200: 384 lanes for 8 steps of keys, 4 join with none)
+    [1, 4, 2, 64, 32, 20, 'float32', 12], // most subgroups past the cache
+    [2, 8, 2, 32, 200, 150, 'float16', 2], // fewer subgroups than steps: several steps a subgroup
+  ] as const)('lanes attribute: T=%i H=%i Hkv=%i D=%i capacity %i start %i %s, %i subgroups', async (T, H, Hkv, D, cap, start, kvDt, warps) => {
+    const sg = fixedSubgroupSize('decode_short_lanes with the lanes attribute');
+    if (!sg) return;
+    const r = new Rng(`attention-short-lanes-asked/${T}/${H}/${D}/${cap}/${warps}`);
+    const c = attentionCase(r, T, H, Hkv, D, cap, kvDt);
+    const { outputs, plan } = await runContract(dev, opContract('attention'), {
+      inputs: c.inputs,
+      attributes: { start_pos: start, kv_len: start + T, lanes: warps * sg },
+      tunables: { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on' },
+    });
+    expect(plan.variant).toBe('decode_short_lanes');
+    expect(plan.derived.warps).toBe(warps);
+    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: 0, sliding_window: 0 });
+    expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
+  });
+
+  it('takes the lanes attribute only in decode_short_lanes, and only a whole number of subgroups', async () => {
+    const r = new Rng('attention-short-lanes-asked/refusals');
+    const run = (cap: number, lanes: number, tunables: Record<string, string | number> = {}) => {
+      const c = attentionCase(r, 1, 4, 2, 64, cap, 'float16');
+      return runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 3, kv_len: 4, lanes }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortLanes: 'on', ...tunables } });
+    };
+    // above shortKeys (decode_split) and with shortLanes off (decode_short): no variant takes it
+    await expect(run(512, 64)).rejects.toThrow(/lanes/);
+    await expect(run(32, 64, { shortLanes: 'off' })).rejects.toThrow(/lanes/);
+    const sg = fixedSubgroupSize('decode_short_lanes with the lanes attribute');
+    if (!sg) return;
+    await expect(run(32, sg + 1)).rejects.toThrow(/lanes/);
+    expect((await run(32, 2 * sg)).plan.derived.warps).toBe(2);
+  });
+
   it('takes a weight to prefetch only where weightPrefetch is on and the short lanes walk runs', async () => {
     const r = new Rng('attention-short-lanes-pf/refusals');
     const c = attentionCase(r, 1, 4, 2, 64, 32, 'float16');

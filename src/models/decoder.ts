@@ -169,10 +169,13 @@ export class Decoder {
           : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
       )
         this.handoffMlp.add(l);
-      // attention and o_proj linked into one dispatch (tunable attnChain of linear_fused; o_proj on f32 activations)
+      // attention and o_proj linked into one dispatch (tunable attnChain of linear_fused; o_proj on f32 activations):
+      // attention is asked for o_proj's workgroup size (attribute lanes) where its program's cache allows
       if (!this.q8Attention.has(l)) {
         const oOut = this.handoffMlp.has(l) ? oHandoff : {};
-        if (opPlan(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oOut }, { accumulate: 1 })?.derived.attnChain === true) this.chainAttn.add(l);
+        const oPlan = opPlan(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oOut }, { accumulate: 1 });
+        const lanes = Number(oPlan?.derived.workgroupSize);
+        if (oPlan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainAttn.set(l, lanes);
       }
       // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
       const runs = handoffActivations(I);
@@ -228,9 +231,10 @@ export class Decoder {
   private readonly chainMlp = new Set<number>();
   /**
    * Layers whose decode attention and o_proj the step asks to run as one dispatch (tunable attnChain of linear_fused;
-   * with chainMlp, attention through down as one).
+   * with chainMlp, attention through down as one), with o_proj's workgroup size: each program asks attention for it
+   * on its own cache (attention's attribute lanes; only its one-pass variant takes it) and links where it accepts.
    */
-  private readonly chainAttn = new Set<number>();
+  private readonly chainAttn = new Map<number, number>();
 
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
@@ -741,17 +745,19 @@ export class Decoder {
     // o_proj's norm handoff to gate|up: h * post-norm rounded in o_proj's epilogue
     const toMlp = this.handoffMlp.has(l) ? this.handoffActs(s) : undefined;
     const oOut: Record<string, StepTensor> = toMlp ? { y: h, ng: postNorm, nq: toMlp.xq, nm: toMlp.xm } : { y: h };
+    // attention with o_proj as one dispatch, in o_proj's workgroup size (with gate|up and down too where chainMlp
+    // links those: below)
+    const lanes = this.chainAttn.get(l);
+    const attnLinked = lanes !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
     if (this.q8Attention.has(l)) {
       // the combine pass rounds the output for o_proj
       const q8 = this.q8Acts(s, nH * D);
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
-      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attrs);
+      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : attrs);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
-    // attention with o_proj as one dispatch (with gate|up and down too where chainMlp links those: below)
-    const attnLinked = this.chainAttn.has(l) && !this.q8Attention.has(l) && !this.prefetchO.has(l);
     const mlpLinked = this.gluRuns.has(l) && toMlp !== undefined && this.chainMlp.has(l);
     if (attnLinked && !mlpLinked) s.link?.(2);
     if (this.gluRuns.has(l) && toMlp) {
