@@ -26,12 +26,13 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'off' }],
     [1, 129, 2048, { gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64, gemvFuseQuant: 'off' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'off' }],
-    // the activations rounded inside each GEMV workgroup (no quant pass; the default)
+    // the activations rounded inside each GEMV workgroup (no quant pass; the default below 65536 rows)
     [1, 37, 512, {}],
     [2, 70, 768, { gemvCols: 3, gemvUnroll: 2, gemvFuseQuant: 'on' }],
     [3, 33, 256, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvFuseQuant: 'on' }],
     [1, 16400, 256, { gemvFuseQuant: 'on' }], // N >= 16384: 32 items per fused workgroup
-    [1, 65537, 256, {}], // N >= 65536 (an LM head): 4 columns an item, 1 slot a lane a turn
+    [1, 65537, 256, {}], // N >= 65536 (an LM head): a quant pass, 4 columns an item, 1 item of 32 lanes, 1 slot a turn
+    [1, 65537, 256, { gemvFuseQuant: 'on' }], // the same head fused: 4 columns an item, 1 slot a lane a turn
     // run sums kept in workgroup memory; weight loads pipelined a loop turn ahead (the first before the prologue)
     [2, 70, 768, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default: the plain loop
     [1, 37, 4096, { gemvRunSums: 'off' }], // 128 slots a row: several loop turns on any subgroup size
@@ -45,7 +46,8 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [1, 33, 256, { gemvSlotPairs: 'on', gemvCols: 2, gemvUnroll: 2, gemvFuseQuant: 'off' }], // the quant pass, 4 units a row
     [2, 70, 1280, { gemvSlotPairs: 'on', gemvCols: 3, gemvItems: 2, gemvWorkgroup: 64, gemvFuseQuant: 'off' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
-    const fused = !('gemvFuseQuant' in tun) || tun.gemvFuseQuant === 'on';
+    // fused by default (gemvFuseQuant auto), but for Q4_K heads of 65536 rows or more
+    const fused = 'gemvFuseQuant' in tun ? tun.gemvFuseQuant === 'on' : N < 65536;
     const variant = fused ? 'q4k_gemv_q8a_fused' : 'q4k_gemv_q8a';
     const r = new Rng(`gemv-q8a/${M}x${N}x${K}`);
     const x = r.floats(M * K);

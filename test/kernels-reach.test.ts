@@ -14,6 +14,7 @@ import { kernelsReach, loadReachDevice, loadReachModel, reachContracts } from '.
 import { evaluateReach, type ReachEvaluation } from '../src/runtime/reach-eval.ts';
 import { planningDecoder, planningDevice, plannedWeights, stepRequests, REACH_SAMPLING, type ReachQuant } from '../src/runtime/op-requests.ts';
 import { loadModel } from '../src/models/load.ts';
+import { opPlan } from '../src/ops/runner.ts';
 import { testDevice } from './helpers/device.ts';
 import { moeFromDense } from './helpers/moe-fixtures.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
@@ -73,6 +74,13 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     expect(selections(report, 'linear_q8.q8h_rows')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_gemv_q8a_fused')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_sgmat')!.devices).toEqual(['nvidia-h200']); // subgroup matrices: the H200 only
+    // one row times a Q4_K weight through linear: fused below 65536 rows; a vocabulary-sized head takes a quant pass
+    // first (gemvFuseQuant auto: 84.5 vs 110.8 us at 128256x4096 on the H200)
+    const h200 = planningDevice(capsFromJson(JSON.parse(readFileSync('spec/device-profiles/nvidia-h200.json', 'utf8'))));
+    const linearPlan = (N: number) => opPlan(h200, 'linear', { x: { dtype: 'float32', shape: [1, 4096] }, w: { dtype: 'q4_k', shape: [N, 4096] }, y: { dtype: 'float32', shape: [1, N] } }, {});
+    expect(linearPlan(14336)?.variant).toBe('q4k_gemv_q8a_fused');
+    const head = linearPlan(128256)!;
+    expect([head.variant, head.passes.map((p) => p.id), head.passes[1]!.dispatch]).toEqual(['q4k_gemv_q8a', ['quant', 'matmul'], [32064, 1, 1]]);
     const q4 = variant(report, 'matmul.q4_fused_batched');
     expect(q4.devices).toContain('nvidia-h200');
     expect(q4.selectedBy.some((s) => s.device === 'nvidia-h200' && s.model === 'Llama-3.1-8B' && s.quant === 'q4k')).toBe(true);
