@@ -40,6 +40,10 @@ import { chainsCanWait } from '../src/program/chain.ts';
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
 const INT8 = { linear_fused: { cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
 
+/** Why a linked case does not run on this device (undefined where it does: workgroups start in order). */
+const linkedChainsNeed = (d: TesseraDevice) =>
+  chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`;
+
 const VARIANTS = [
   {
     name: 'q|k|v GEMV with rope and the cache write (linear_rope_kv) vs linear_fused + rope_kv',
@@ -111,7 +115,7 @@ const VARIANTS = [
     what: 'the linked MLP',
     // the decode programs link each layer's three calls into one dispatch: 2 dispatches saved a layer
     linkedSaved: 4,
-    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
+    needs: linkedChainsNeed,
     // the same kernels in one dispatch: the same logits to the bit
     tol: 1e-9,
   },
@@ -123,7 +127,7 @@ const VARIANTS = [
     layers: (m: LoadedModel) => m.decoder.chainAttnLayers,
     what: 'the linked attention and o_proj',
     linkedSaved: 2,
-    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
+    needs: linkedChainsNeed,
     tol: 1e-9,
   },
   {
@@ -135,7 +139,7 @@ const VARIANTS = [
     what: 'the linked attention and MLP',
     count: 4,
     linkedSaved: 6,
-    needs: (d: TesseraDevice) => (chainsCanWait(d.caps) ? undefined : `linked chains wait on workgroups started in order (chainsCanWait), which ${d.caps.adapterInfo.architecture || d.caps.adapterInfo.vendor} does not promise`),
+    needs: linkedChainsNeed,
     tol: 1e-9,
   },
   {
