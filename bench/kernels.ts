@@ -697,14 +697,16 @@ async function main() {
             if (!(e instanceof ContractError)) throw e;
           }
         }
-        const rowsInt8 = { q8_0: 'gemvQ80Int8', q6_k: 'gemvQ6KInt8' }[fmt as 'q8_0' | 'q6_k'];
+        // the int8-activation rows-mode GEMV (linear_fused, prologue none: the activations rounded in every workgroup;
+        // Q8_0 / Q6_K behind tunable gemvQ80Int8 / gemvQ6KInt8, Q4_K at an explicit row block where N > 8192) at a few
+        // row blocks, timed in the same run; bytes as for the default
+        const rowsInt8: Record<string, string> | undefined = ({ q8_0: { gemvQ80Int8: 'on' }, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {} } as Record<string, Record<string, string>>)[fmt];
         if (rowsInt8 && M <= 8) {
-          // the int8-activation rows-mode GEMV for Q8_0 / Q6_K (linear_fused, prologue none, tunable gemvQ80Int8 /
-          // gemvQ6KInt8) at a few row blocks, timed in the same run; bytes as for the default
           const points: Record<string, unknown>[] = [];
-          for (const t of [{}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
+          const blocks = fmt === 'q4_k' ? [{ gemvRowBlock: 16 }, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] : [{}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }];
+          for (const t of blocks as Record<string, number>[]) {
             try {
-              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { [rowsInt8]: 'on', ...t } });
+              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { ...rowsInt8, ...t } });
               if (!p.variant.endsWith('_rows')) continue; // refused here (a CPU adapter, no subgroups): another variant
               const tt = await timePlan(dev, p, x, ws, y, reps);
               const frac = +(bytes / (tt.inPassMs / 1000) / bw).toFixed(3);
