@@ -84,11 +84,12 @@ for s in "${steps[@]}"; do
       on='{"attention":{"attnQ8":"on"}}'
       decode_points decode-attnq8 defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # Dawn's disable_workgroup_init (no zero-fill of workgroup memory at every workgroup's start; ONNX Runtime and
-    # llama.cpp set it): the decode-path tests under it first, then the 8B decode alternated with the default options
+    # llama.cpp set it; in FAST_DAWN_ARGS since the nineteenth session): the decode-path tests under it first, then the
+    # 8B decode alternated with the same options without it
     decode-wginit)
-      # the runtime's own GPU options (FAST_DAWN_ARGS), and the same with disable_workgroup_init added to its features
-      fast=$(node --import tsx -e "import('./src/gpu/device.ts').then((m) => console.log(m.FAST_DAWN_ARGS.join(' ')))")
-      wginit=$(echo "$fast" | sed 's/^\(enable-dawn-features=[^ ]*\)/\1,disable_workgroup_init/')
+      # the runtime's own GPU options (FAST_DAWN_ARGS, with it), and the same with disable_workgroup_init taken out
+      wginit=$(node --import tsx -e "import('./src/gpu/device.ts').then((m) => console.log(m.FAST_DAWN_ARGS.join(' ')))")
+      fast=$(echo "$wginit" | sed 's/,disable_workgroup_init//')
       TESSERA_DAWN_ARGS="$wginit" run decode-wginit-tests 200 node node_modules/vitest/vitest.mjs run test/kernels-gemv-q8a.test.ts \
         test/kernels-attention-split.test.ts test/kernels-linear-fused.test.ts test/decoder-fused.test.ts test/program.test.ts -t '^(?!.*(shipped model|models/default)).*$'
       for t in defaults wginit defaults2 wginit2; do
