@@ -700,11 +700,11 @@ async function main() {
         // the int8-activation rows-mode GEMV (linear_fused, prologue none: the activations rounded in every workgroup;
         // Q8_0 / Q6_K behind tunable gemvQ80Int8 / gemvQ6KInt8, Q4_K at an explicit row block where N > 8192) at a few
         // row blocks, timed in the same run; bytes as for the default
-        const rowsInt8: Record<string, string> | undefined = ({ q8_0: { gemvQ80Int8: 'on' }, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {} } as Record<string, Record<string, string>>)[fmt];
+        const rowsTunables: Record<string, Record<string, string>> = { q8_0: { gemvQ80Int8: 'on' }, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {} };
+        const rowsInt8 = rowsTunables[fmt];
         if (rowsInt8 && M <= 8) {
           const points: Record<string, unknown>[] = [];
-          const blocks = fmt === 'q4_k' ? [{ gemvRowBlock: 16 }, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] : [{}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }];
-          for (const t of blocks as Record<string, number>[]) {
+          for (const t of [fmt === 'q4_k' ? { gemvRowBlock: 16 } : {}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
             try {
               const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { ...rowsInt8, ...t } });
               if (!p.variant.endsWith('_rows')) continue; // refused here (a CPU adapter, no subgroups): another variant

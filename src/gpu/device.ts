@@ -29,10 +29,9 @@ export const DEFAULT_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan
  * ONNX Runtime and llama.cpp run Dawn (1.4-1.6x decode on the H200, shared/gpu/README.md; without the zero-fill
  * prologue every kernel's first loads go out before any barrier: a small gain, 8B Q4_K 511.8 / 513.1 vs 510.7 / 510.4
  * tok/s, GPU 1.945 / 1.948 vs 1.959 / 2.002 ms a step, bench/receipts dawn-wi-*; none at 3afcc96, with the kernels of
- * then, decode-wginit-*). An out-of-bounds kernel bug is then not
- * caught, nor a kernel that reads workgroup memory it did not write (none may: the GPU lane passes under these
- * options too, bench/receipts gpu-lane-wi-*): the tests run with the checked set (`checked: true`), and
- * TESSERA_DAWN_CHECKED=1 turns it on anywhere.
+ * then, decode-wginit-*). An out-of-bounds kernel bug is then not caught, nor a kernel that reads workgroup memory it
+ * did not write (none may: the GPU lane passes under these options too, bench/receipts gpu-lane-wi-*): the tests run
+ * with the checked set (`checked: true`), and TESSERA_DAWN_CHECKED=1 turns it on anywhere.
  */
 export const FAST_DAWN_ARGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,skip_validation,disable_robustness,disable_workgroup_init', 'disable-dawn-features=timestamp_quantization'];
 

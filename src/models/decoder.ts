@@ -230,9 +230,10 @@ export class Decoder {
   /** Layers whose o_proj, gate|up and down the step asks to run as one dispatch (tunable mlpChain; StepBuilder.link). */
   private readonly chainMlp = new Set<number>();
   /**
-   * Layers whose decode attention and o_proj the step asks to run as one dispatch (tunable attnChain of linear_fused;
-   * with chainMlp, attention through down as one), with o_proj's workgroup size: each program asks attention for it
-   * on its own cache (attention's attribute lanes; only its one-pass variant takes it) and links where it accepts.
+   * Layers (never q8Attention's) whose decode attention and o_proj the step asks to run as one dispatch (tunable
+   * attnChain of linear_fused; with chainMlp, attention through down as one), with o_proj's workgroup size: each
+   * program asks attention for it on its own cache (attention's attribute lanes; only its one-pass variant takes it)
+   * and links where it accepts.
    */
   private readonly chainAttn = new Map<number, number>();
 
@@ -748,7 +749,7 @@ export class Decoder {
     // attention with o_proj as one dispatch, in o_proj's workgroup size (with gate|up and down too where chainMlp
     // links those: below)
     const lanes = this.chainAttn.get(l);
-    const attnLinked = lanes !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
+    const attnLinked = lanes !== undefined && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
     if (this.q8Attention.has(l)) {
       // the combine pass rounds the output for o_proj
       const q8 = this.q8Acts(s, nH * D);
