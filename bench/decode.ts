@@ -377,9 +377,10 @@ const receipt = {
   readBandwidth,
   dawnArgs: dev.dawnArgs ?? [],
   decodeDepth: readConfig().decodeDepth,
+  decodeBatch: readConfig().decodeBatch,
   tunables: readConfig().tunables,
   method:
-    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: one submit per token (forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens, timed right after one untimed run of the same loop (GPU clocks up). ' +
+    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: decodeBatch steps a submit (each forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens, timed right after one untimed run of the same loop (GPU clocks up). ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'loopHostMs (sequentialLoopHostMs: the loop without steps queued ahead): medians over the decode steps of the loop\'s host time a token: submit (record + submit of a step), sleep (blocking, before a readback), wait (for the readback after it). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run (readBandwidth: the fastest of its read patterns, heated, back to back in one pass; legacy: the measure before 2026-12-02)',

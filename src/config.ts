@@ -10,6 +10,8 @@
  *                                         most of the expected step time instead of spinning the event loop)
  *   TESSERA_DECODE_DEPTH=N                decode steps queued ahead of the token being read back (default 2, 1..4):
  *                                         more hides host and readback jitter, each costs one speculative step at the end
+ *   TESSERA_DECODE_BATCH=N                decode steps recorded into one submit (default 1, 1..4): fewer submits
+ *                                         and compute-pass starts a token; a token is read back when its batch is done
  *   TESSERA_API_KEY                       the key `tessera serve` requires when --api-key is not given
  *   TESSERA_TUNABLES                      JSON {"<op contract>": {"<tunable>": value}}: tunables the models' op calls
  *                                         resolve with, e.g. {"linear": {"prefillSgmat": "on"}} (benchmarks, trials)
@@ -23,6 +25,7 @@ export interface TesseraConfig {
   timestamps: boolean;
   gpuWait: 'poll' | 'sleep';
   decodeDepth: number;
+  decodeBatch: number;
   dawnChecked: boolean;
   tunables: Record<string, Record<string, string | number | boolean>>;
   apiKey: string | undefined;
@@ -59,10 +62,10 @@ export function opTunables(op: string): TesseraConfig['tunables'][string] | unde
   return Object.hasOwn(all, op) ? all[op] : undefined;
 }
 
-function parseDepth(s: string | undefined): number {
-  if (s === undefined || s === '') return 2;
+function parseSmall(name: string, s: string | undefined, dflt: number): number {
+  if (s === undefined || s === '') return dflt;
   const n = Number(s);
-  if (!Number.isInteger(n) || n < 1 || n > 4) throw new Error(`TESSERA_DECODE_DEPTH must be an integer from 1 to 4, got ${JSON.stringify(s)}`);
+  if (!Number.isInteger(n) || n < 1 || n > 4) throw new Error(`${name} must be an integer from 1 to 4, got ${JSON.stringify(s)}`);
   return n;
 }
 
@@ -79,7 +82,8 @@ export function readConfig(): TesseraConfig {
     swiftShaderIcd: env.TESSERA_SWIFTSHADER_ICD ?? '/usr/lib/chromium/vk_swiftshader_icd.json',
     timestamps: env.TESSERA_TIMESTAMPS === '1',
     gpuWait: env.TESSERA_GPU_WAIT === 'poll' ? 'poll' : 'sleep',
-    decodeDepth: parseDepth(env.TESSERA_DECODE_DEPTH),
+    decodeDepth: parseSmall('TESSERA_DECODE_DEPTH', env.TESSERA_DECODE_DEPTH, 2),
+    decodeBatch: parseSmall('TESSERA_DECODE_BATCH', env.TESSERA_DECODE_BATCH, 1),
     dawnChecked: env.TESSERA_DAWN_CHECKED === '1',
     tunables: currentTunables(),
     apiKey: env.TESSERA_API_KEY || undefined,

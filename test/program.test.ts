@@ -67,22 +67,26 @@ describe.each([
     expect(a[0]).toBe((await computeLogits(model, prompt)).argmax.at(-1));
   });
 
-  it('the same tokens with 0 to 4 steps queued ahead (sampling too), and up to the context end', async () => {
+  it('the same tokens with 0 to 4 steps queued ahead and 1 to 4 steps a submit (sampling too), and up to the context end', async () => {
     const prompt = [1, 4, 8, 15, 16];
-    const run = async (depth: number, o: GenerationOptions) => {
+    const run = async (depth: number, o: GenerationOptions, batch = 1, path: 'program' | 'per-op' = 'program') => {
       const out: number[] = [];
       const opts = resolveGenerationOptions({ ignoreEos: true, ...o }, { eosTokenIds: [] });
-      const gen = decodeTokens(model.decoder, prompt, opts, depth === 0 ? { pipelined: false } : { depth });
+      const gen = decodeTokens(model.decoder, prompt, opts, depth === 0 ? { pipelined: false, path } : { depth, batch, path });
       for await (const t of gen) out.push(t.id);
       return out;
     };
     const greedy = await run(0, { maxTokens: 9, temperature: 0 });
     const sampled = await run(0, { maxTokens: 9, temperature: 0.8, seed: 7 });
-    for (const depth of [1, 2, 4]) {
-      expect(await run(depth, { maxTokens: 9, temperature: 0 }), `depth ${depth}`).toEqual(greedy);
-      expect(await run(depth, { maxTokens: 9, temperature: 0.8, seed: 7 }), `depth ${depth}`).toEqual(sampled);
-      expect(await run(depth, { maxTokens: 1, temperature: 0 })).toEqual(greedy.slice(0, 1));
+    // the sampled run changes its seed every step, so a step that read another step's variables would differ
+    expect(new Set(sampled).size).toBeGreaterThan(1);
+    for (const [depth, batch] of [[1, 1], [2, 1], [4, 1], [1, 2], [2, 3], [2, 4]] as const) {
+      const what = `depth ${depth}, batch ${batch}`;
+      expect(await run(depth, { maxTokens: 9, temperature: 0 }, batch), what).toEqual(greedy);
+      expect(await run(depth, { maxTokens: 9, temperature: 0.8, seed: 7 }, batch), what).toEqual(sampled);
+      expect(await run(depth, { maxTokens: 1, temperature: 0 }, batch), what).toEqual(greedy.slice(0, 1));
     }
+    expect(await run(2, { maxTokens: 9, temperature: 0.8, seed: 7 }, 3, 'per-op'), 'per-op, batch 3').toEqual(sampled);
     // a loop left early (EOS, a stop string) with steps still queued leaves the model usable
     for await (const _ of decodeTokens(model.decoder, prompt, resolveGenerationOptions({ ignoreEos: true, maxTokens: 9, temperature: 0 }, { eosTokenIds: [] }), { depth: 4 })) break;
     expect(await run(2, { maxTokens: 9, temperature: 0 })).toEqual(greedy);

@@ -16,6 +16,7 @@ export class UniformArena {
   readonly buffer: GPUBuffer;
   readonly cpu: Uint8Array<ArrayBuffer>;
   readonly view: DataView;
+  private staging: GPUBuffer | undefined;
 
   private constructor(
     private readonly dev: TesseraDevice,
@@ -52,6 +53,23 @@ export class UniformArena {
     return { buffer: this.buffer, offset, size: Math.max(16, Math.ceil(size / 16) * 16) };
   }
 
+  /**
+   * Stages bytes [0, end) of the mirror in slot `slot` of a staging buffer and returns the copy that puts them into
+   * the arena: for several runs recorded into one submit, where each run's values must land between the runs (an
+   * upload lands before the whole submit). Slots are queue-ordered like uploads: a slot's next write lands after the
+   * submits recorded before it, so one submit's runs need distinct slots and the next submit may reuse them.
+   */
+  stage(end: number, slot: number): { src: GPUBuffer; srcOffset: number; dst: GPUBuffer; size: number } {
+    const size = Math.ceil(Math.min(end, this.cpu.byteLength) / 4) * 4;
+    const stride = Math.ceil(size / 256) * 256;
+    if (!this.staging || this.staging.size < stride * (slot + 1)) {
+      this.staging?.destroy();
+      this.staging = this.dev.device.createBuffer({ size: stride * Math.max(4, slot + 1), usage: USAGE.COPY_SRC | USAGE.COPY_DST, label: `${this.buffer.label}.staging` });
+    }
+    if (size > 0) this.dev.device.queue.writeBuffer(this.staging, stride * slot, this.cpu, 0, size);
+    return { src: this.staging, srcOffset: stride * slot, dst: this.buffer, size };
+  }
+
   /** Uploads bytes [0, end) of the mirror (queue-ordered: it lands after the work submitted before it). */
   upload(end = this.cpu.byteLength): void {
     if (end > 0) this.dev.device.queue.writeBuffer(this.buffer, 0, this.cpu, 0, Math.min(end, this.cpu.byteLength));
@@ -63,5 +81,6 @@ export class UniformArena {
 
   destroy(): void {
     this.buffer.destroy();
+    this.staging?.destroy();
   }
 }

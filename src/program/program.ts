@@ -218,6 +218,11 @@ export class Program implements CommandList {
 
   /** Writes the step variables into the dynamic uniform fields and uploads them (one writeBuffer). */
   setVars(vars: StepVars): void {
+    this.patchVars(vars);
+    this.arena.upload(this.dynamicEnd);
+  }
+
+  private patchVars(vars: StepVars): void {
     const view = this.arena.view;
     for (const p of this.patches) {
       for (const x of p.inputs) {
@@ -227,12 +232,22 @@ export class Program implements CommandList {
       }
       writeDynamicFields(p.plan, p.binding, p.values, view, p.base);
     }
-    this.arena.upload(this.dynamicEnd);
   }
 
-  /** Sets the step variables and appends the dispatch list to `rec`. */
-  record(rec: Recorder, vars: StepVars): void {
-    this.setVars(vars);
+  /**
+   * Sets the step variables and appends the dispatch list to `rec`. With `slot`, for several runs recorded into one
+   * submit (run i of the submit takes slot i): the variables go through a staging slot and a copy recorded before the
+   * dispatches, so each run reads its own.
+   */
+  record(rec: Recorder, vars: StepVars, slot?: number): void {
+    if (slot === undefined) this.setVars(vars);
+    else {
+      this.patchVars(vars);
+      if (this.dynamicEnd > 0) {
+        const c = this.arena.stage(this.dynamicEnd, slot);
+        rec.copy(c.src, c.srcOffset, c.dst, 0, c.size);
+      }
+    }
     rec.append(this);
   }
 

@@ -51,6 +51,8 @@ export interface DecodeLoopOptions {
   pipelined?: boolean;
   /** How many steps ahead (default readConfig().decodeDepth, 2). */
   depth?: number;
+  /** Decode steps recorded into one submit (default readConfig().decodeBatch, 1; pipelined only). */
+  batch?: number;
   /** 'program' (default): compiled steps; 'per-op': every op resolved and recorded each step (the reference path). */
   path?: StepPath;
   /** Called with the session before the first step (benchmarks read its programs' stats). */
@@ -124,27 +126,34 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   }
   const capacity = session.capacity;
   const depth = pipelined ? Math.max(1, Math.floor(opts.depth ?? readConfig().decodeDepth)) : 0;
-  // steps step..step+depth can have their token in flight at once
-  const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1, depth + 1);
+  const batch = pipelined ? Math.max(1, Math.floor(opts.batch ?? readConfig().decodeBatch)) : 1;
+  // steps step..step+depth+batch-1 can have their token in flight at once
+  const readback = new U32Readback(dec.dev, NONFINITE_WORD + 1, depth + batch);
   const errorsBefore = dec.dev.errors.length;
   /** Unchecked submits report validation errors through the device's uncaptured-error list. */
   const checkErrors = () => {
     if (dec.dev.errors.length > errorsBefore) throw new Error(`GPU error while decoding: ${dec.dev.errors.slice(errorsBefore).join('; ')}`);
   };
-  /** Record and submit step `step` (0 = the prompt); its token lands in readback slot step % (depth + 1). */
-  const submitStep = async (step: number): Promise<void> => {
+  /**
+   * Record steps first .. first + count - 1 into one submit (step 0 = the prompt, alone); step s's token lands in
+   * readback slot s % (depth + batch).
+   */
+  const submitSteps = async (first: number, count = 1): Promise<void> => {
     const t0 = opts.timing ? performance.now() : 0;
     const rec = new Recorder(dec.dev, { timestamps: false });
-    const program = step === 0 ? await session.recordPrefill(rec, promptIds, o.seed, path) : await session.recordDecode(rec, n, step, o.seed, path);
-    readback.copy(rec, session.state.buffer, step);
-    if (program && !program.validated) {
+    let checked = false;
+    for (let i = 0; i < count; i++) {
+      const step = first + i;
+      const program = step === 0 ? await session.recordPrefill(rec, promptIds, o.seed, path) : await session.recordDecode(rec, n, step, o.seed, path, count > 1 ? i : undefined);
+      readback.copy(rec, session.state.buffer, step);
       // A program's first run is checked (a validation error names its kernels); later runs skip the error scope.
-      await rec.submit();
-      program.validated = true;
-    } else if (program) rec.submitUnchecked();
-    else await rec.submit();
-    readback.request(step);
-    opts.timing?.submitMs.push(performance.now() - t0);
+      if (!program || !program.validated) checked = true;
+      if (program) program.validated = true;
+    }
+    if (checked) await rec.submit();
+    else rec.submitUnchecked();
+    for (let i = 0; i < count; i++) readback.request(first + i);
+    if (opts.timing) for (let i = 0; i < count; i++) opts.timing.submitMs.push((performance.now() - t0) / count);
   };
   // Waiting: block (no event-loop spinning) through most of a long step (readSleepMs), then poll.
   const sleep = readConfig().gpuWait === 'sleep';
@@ -171,7 +180,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     return id;
   };
   try {
-    await submitStep(0);
+    await submitSteps(0);
     if (o.maxTokens === 0) {
       await read(0);
       return 'length';
@@ -180,12 +189,17 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     const canRun = (s: number) => s < o.maxTokens && n + s <= capacity;
     let submitted = 0;
     for (let step = 0; ; step++) {
-      while (submitted < step + depth && canRun(submitted + 1)) await submitStep(++submitted);
+      while (submitted < step + depth && canRun(submitted + 1)) {
+        let count = 1;
+        while (count < batch && canRun(submitted + count + 1)) count++;
+        await submitSteps(submitted + 1, count);
+        submitted += count;
+      }
       const id = await read(step);
       checkErrors();
       yield { id, at: lastAt };
       const more = canRun(step + 1);
-      if (more && submitted === step) await submitStep(++submitted);
+      if (more && submitted === step) await submitSteps(++submitted);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
     }
   } finally {

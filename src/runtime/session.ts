@@ -137,10 +137,10 @@ export class DecodeSession {
     return !!this.prefix && pos < this.prefix.capacity;
   }
 
-  private async record(c: CompiledStep, rec: Recorder, vars: StepVars, path: StepPath, label: string): Promise<void> {
+  private async record(c: CompiledStep, rec: Recorder, vars: StepVars, path: StepPath, label: string, slot?: number): Promise<void> {
     if (path === 'per-op') return recordInterpreted(this.dec.ops, c.step, rec, vars);
     c.program ??= await Program.compile(this.dec.ops, c.step, label);
-    c.program.record(rec, vars);
+    c.program.record(rec, vars, slot);
   }
 
   /** Record the prompt's step: positions 0..n-1, the first token sampled (seed of step 0). */
@@ -157,12 +157,15 @@ export class DecodeSession {
     return c.program;
   }
 
-  /** Record generated step `s` >= 1: the token sampled at step s-1 goes in at position n + s - 1. */
-  async recordDecode(rec: Recorder, promptLength: number, s: number, seed: number, path: StepPath = 'program'): Promise<Program | undefined> {
+  /**
+   * Record generated step `s` >= 1: the token sampled at step s-1 goes in at position n + s - 1. `slot`: this step is
+   * run `slot` of several recorded into `rec` (Program.record).
+   */
+  async recordDecode(rec: Recorder, promptLength: number, s: number, seed: number, path: StepPath = 'program', slot?: number): Promise<Program | undefined> {
     const pos = promptLength + s - 1;
     if (pos + 1 > this.capacity) throw new RangeError(`context full: position ${pos} is past the KV cache capacity ${this.capacity}`);
     const c = this.onPrefix(pos) ? (this.decodeOnPrefix ??= this.decodeStep(this.prefix!)) : (this.decode ??= this.decodeStep(this.kv));
-    await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, this.decodeLabel(pos));
+    await this.record(c, rec, { pos, seed: stepSeed(seed, s), hist: promptLength + s }, path, this.decodeLabel(pos), slot);
     return c.program;
   }
 
