@@ -69,12 +69,18 @@ async function loopSteps(dec: Decoder, promptIds: number[], tokens: number, path
   }
   const steps = times.slice(1).map((t, i) => t - times[i]!);
   const sorted = [...steps].sort((a, b) => a - b);
+  // with B steps a submit the tokens of a submit are read back together (intervals of ~0 and ~B steps): the step
+  // time is the median over windows of B intervals (each one submit's period, whatever its phase), over B
+  const B = pipelined ? readConfig().decodeBatch : 1;
+  const windows = steps.slice(B - 1).map((_, i) => (times[i + B]! - times[i]!) / B);
   return {
     prefillMs: times[0]! - t0,
-    medianStepMs: median(steps),
+    medianStepMs: median(windows),
+    // the whole loop's rate: every stall included
+    meanStepMs: (times.at(-1)! - times[0]!) / Math.max(1, steps.length),
     p99StepMs: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!,
     worstStepMs: sorted.at(-1)!,
-    tokensPerSecond: 1000 / median(steps),
+    tokensPerSecond: 1000 / median(windows),
     // the host's part of a token's interval (medians over the decode steps: step 0 is the prompt)
     hostMs: { submit: +median(timing.submitMs.slice(1)).toFixed(4), sleep: +median(timing.sleepMs.slice(1)).toFixed(4), wait: +median(timing.waitMs.slice(1)).toFixed(4) },
     lastId,
@@ -181,6 +187,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     decodeTokens: tokens,
     decodeTokensPerSecond: prog.tokensPerSecond,
     medianStepMs: prog.medianStepMs,
+    meanStepMs: prog.meanStepMs,
     p99StepMs: prog.p99StepMs,
     worstStepMs: prog.worstStepMs,
     sequentialTokensPerSecond: sequential.tokensPerSecond,
@@ -198,7 +205,7 @@ function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string
   const p = r.program;
   const o = r.perOp;
   return (
-    `${name}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (median step ${r.medianStepMs.toFixed(2)} ms, worst ${r.worstStepMs.toFixed(2)} ms; per-op path ${o.tokensPerSecond.toFixed(1)} tok/s); ` +
+    `${name}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (median step ${r.medianStepMs.toFixed(2)} ms, mean ${r.meanStepMs.toFixed(2)}, worst ${r.worstStepMs.toFixed(2)} ms; per-op path ${o.tokensPerSecond.toFixed(1)} tok/s); ` +
     `loop: submit ${r.loopHostMs.submit.toFixed(3)} + sleep ${r.loopHostMs.sleep.toFixed(3)} + wait ${r.loopHostMs.wait.toFixed(3)} ms a token (sequential ${r.sequentialTokensPerSecond.toFixed(1)} tok/s); ` +
     `program: record ${p.recordMsPerStep.toFixed(3)} ms + submit ${p.submitMsPerStep.toFixed(3)} ms per step, ${p.hostUsPerDispatch.toFixed(2)} us/dispatch, ${p.dispatchesPerStep} dispatches in ${p.computePassesPerStep} pass(es), GPU ${p.gpuMsPerStep.toFixed(2)} ms/step; ` +
     `per-op: record ${o.recordMsPerStep.toFixed(2)} ms + submit ${o.submitMsPerStep.toFixed(2)} ms, ${o.hostUsPerDispatch.toFixed(1)} us/dispatch, ${o.computePassesPerStep} passes`
@@ -380,7 +387,7 @@ const receipt = {
   decodeBatch: readConfig().decodeBatch,
   tunables: readConfig().tunables,
   method:
-    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: decodeBatch steps a submit (each forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens, timed right after one untimed run of the same loop (GPU clocks up). ' +
+    'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: decodeBatch steps a submit (each forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens (with decodeBatch B > 1: over windows of B readbacks, divided by B; meanStepMs: the whole loop\'s time over its steps, stalls included), timed right after one untimed run of the same loop (GPU clocks up). ' +
     'program.recordMsPerStep: host time to write the step variables and append the frozen dispatch list; submitMsPerStep: encode into one command buffer + queue.submit (medians of 64 steps, each started with the GPU idle); hostUsPerDispatch = (record + submit) / dispatches; gpuMsPerStep: 64 decode steps submitted back to back, wall time to completion / 64 (the GPU bound when the host is faster). ' +
     'loopHostMs (sequentialLoopHostMs: the loop without steps queued ahead): medians over the decode steps of the loop\'s host time a token: submit (record + submit of a step), sleep (blocking, before a readback), wait (for the readback after it). ' +
     'perOp: the same step recorded op by op through the contracts every step (the previous path), same run. bytes/token = linear weights + LM head + one embedding row; efficiency = tok/s x bytes/token / streaming-read bandwidth measured by bench/bandwidth.ts in the same run (readBandwidth: the fastest of its read patterns, heated, back to back in one pass; legacy: the measure before 2026-12-02)',
