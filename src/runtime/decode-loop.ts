@@ -5,7 +5,9 @@
  * one compute pass and one submit. The sampled id stays on the
  * GPU (the next step embeds it and appends it to the penalty history itself), so the host records step t+1 while the
  * GPU runs step t, and reads token t while steps t+1.. run: the GPU stays busy through the host's record, submit and
- * readback latency. The cost is up to `depth` speculative steps after the last token.
+ * readback latency. The cost is up to `depth` speculative steps after the last token. With `batch` B > 1
+ * (DecodeLoopOptions.batch, TESSERA_DECODE_BATCH) B steps are recorded into one submit (each step's variables through
+ * its own staging slot: Program.record), so a token costs 1 / B of a submit; a submit's tokens are read back together.
  */
 import { U32Readback } from '../gpu/readback.ts';
 import { Recorder } from '../gpu/recorder.ts';
