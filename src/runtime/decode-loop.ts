@@ -136,6 +136,8 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   const checkErrors = () => {
     if (dec.dev.errors.length > errorsBefore) throw new Error(`GPU error while decoding: ${dec.dev.errors.slice(errorsBefore).join('; ')}`);
   };
+  /** The first step of each submit in flight -> the submit's step count. */
+  const submitCounts = new Map<number, number>();
   /**
    * Record steps first .. first + count - 1 into one submit (step 0 = the prompt, alone); step s's token lands in
    * readback slot s % (depth + batch).
@@ -143,6 +145,7 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
   const submitSteps = async (first: number, count = 1): Promise<void> => {
     const t0 = opts.timing ? performance.now() : 0;
     const rec = new Recorder(dec.dev, { timestamps: false });
+    submitCounts.set(first, count);
     let checked = false;
     for (let i = 0; i < count; i++) {
       const step = first + i;
@@ -157,17 +160,21 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     for (let i = 0; i < count; i++) readback.request(first + i);
     if (opts.timing) for (let i = 0; i < count; i++) opts.timing.submitMs.push((performance.now() - t0) / count);
   };
-  // Waiting: block (no event-loop spinning) through most of a long step (readSleepMs), then poll.
+  // Waiting: block (no event-loop spinning) through most of a long step (readSleepMs), then poll. With several steps
+  // a submit, the wait is for the submit's first token (its others come back with it); intervals holds per-step times
+  // (a submit's interval over its steps).
   const sleep = readConfig().gpuWait === 'sleep';
   const intervals = new StepIntervals();
   let lastAt = 0;
-  const read = async (step: number): Promise<number> => {
+  const read = async (step: number): Promise<{ id: number; at: number }> => {
     const t0 = opts.timing ? performance.now() : 0;
+    const count = submitCounts.get(step); // set for the first step of a submit
+    const leading = count !== undefined;
     const stepMs = intervals.shortest();
-    if (sleep && lastAt > 0) sleepUntil(lastAt + readSleepMs(stepMs));
+    if (sleep && leading && lastAt > 0) sleepUntil(lastAt + readSleepMs(stepMs * count));
     const t1 = opts.timing ? performance.now() : 0;
     // long steps (a CPU adapter's) are polled in naps, not spun: the spinning thread would take a core from the shaders
-    const nap = sleep && (stepMs === 0 || stepMs > NAP_STEP_MS);
+    const nap = sleep && leading && (stepMs === 0 || stepMs > NAP_STEP_MS);
     const words = await readback.read(step, nap ? (p) => napUntil(p, NAP_MS, stepMs === 0 ? FIRST_SPIN_MS : 0) : undefined);
     if (opts.timing) {
       opts.timing.sleepMs.push(t1 - t0);
@@ -175,11 +182,13 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
     }
     const bad = words[NONFINITE_WORD]!;
     if (bad > 0) throw new NonFiniteLogitsError(opts.label ?? dec.cfg.architecture, bad, dec.cfg.vocabSize, n + step - 1);
-    const id = words[0]!;
     const at = performance.now();
-    if (lastAt > 0) intervals.add(at - lastAt);
-    lastAt = at;
-    return id;
+    if (leading) {
+      submitCounts.delete(step);
+      if (lastAt > 0) intervals.add((at - lastAt) / count);
+      lastAt = at;
+    }
+    return { id: words[0]!, at };
   };
   try {
     await submitSteps(0);
@@ -197,9 +206,9 @@ export async function* decodeTokens(dec: Decoder, promptIds: readonly number[], 
         await submitSteps(submitted + 1, count);
         submitted += count;
       }
-      const id = await read(step);
+      const { id, at } = await read(step);
       checkErrors();
-      yield { id, at: lastAt };
+      yield { id, at };
       const more = canRun(step + 1);
       if (more && submitted === step) await submitSteps(++submitted);
       if (!more) return step + 1 >= o.maxTokens ? 'length' : 'context';
