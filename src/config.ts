@@ -10,8 +10,8 @@
  *                                         most of the expected step time instead of spinning the event loop)
  *   TESSERA_DECODE_DEPTH=N                decode steps queued ahead of the token being read back (default 2, 1..4):
  *                                         more hides host and readback jitter, each costs one speculative step at the end
- *   TESSERA_DECODE_BATCH=N                decode steps recorded into one submit (default 1, 1..4): fewer submits
- *                                         and compute-pass starts a token; a token is read back when its batch is done
+ *   TESSERA_DECODE_BATCH=N                decode steps recorded into one submit (default 1, 1..4; the depth is
+ *                                         raised to N): fewer submits a token; a token is read back when its batch is done
  *   TESSERA_API_KEY                       the key `tessera serve` requires when --api-key is not given
  *   TESSERA_TUNABLES                      JSON {"<op contract>": {"<tunable>": value}}: tunables the models' op calls
  *                                         resolve with, e.g. {"linear": {"prefillSgmat": "on"}} (benchmarks, trials)
