@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp decode-wginit dispatch probe-glu q80 formats context short
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves decode-wginit dispatch probe-glu q80 formats context short
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -75,6 +75,13 @@ for s in "${steps[@]}"; do
     # one token's MLP at the 8B shapes: linear_fused twice vs linear_glu_q8 + linear_q8 (int8 activations handed
     # between the GEMVs), then work splits of the new ops
     mlp) run mlp 200 node --import tsx bench/kernels.ts --formats '' --mlp --reps 20 --out "$OUT/kernels-mlp.json" ;;
+    # does the decoder's gate|up (gluR: q8h_glu16_rows, 32 rows a workgroup) lose time to a last partial wave of
+    # workgroups? Its time over intermediate sizes I (2I / 32 workgroups): steps where the workgroup count passes a
+    # multiple of what the GPU holds at once, a straight line where it does not (GLU_SIZES to choose them)
+    glu-waves)
+      for I in ${GLU_SIZES:-8192 9216 10240 11264 12288 13312 14336 15360 16384}; do
+        run glu-waves-$I 60 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-shape 4096x$I --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"gu":["gluR"]}' --reps 20 --out "$OUT/kernels-glu-waves-$I.json"
+      done ;;
     # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
       off='{"linear_glu_q8":{"mlpQ8":"off"}}'
@@ -169,6 +176,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
