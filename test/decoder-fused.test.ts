@@ -78,10 +78,10 @@ describe.each([
 
 describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs the separate ops', () => {
   const saved = process.env.TESSERA_TUNABLES;
-  // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows); the separate ops on f32 activations (their
-  // one-row linears would take the int8 GEMV too, see Decoder.linear)
-  const tunables = JSON.stringify({ linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' } });
-  const f32Acts = JSON.stringify({ linear_fused: { gemvQ80Int8: 'off', cpuMapping: 'off' } });
+  // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows, and the LM head: linear q80_rows); the
+  // separate ops on f32 activations (their one-row linears would take linear's int8 GEMV too), on every device
+  const tunables = JSON.stringify({ linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'on', cpuMapping: 'off' } });
+  const f32Acts = JSON.stringify({ linear_fused: { gemvQ80Int8: 'off', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'off', cpuMapping: 'off' } });
   let fused: LoadedModel;
   let separate: LoadedModel;
   beforeAll(() => {

@@ -451,7 +451,8 @@ export class Decoder {
 
   private linear(s: OpSink, x: StepTensor, w: string, y: StepTensor, biasName?: string): StepTensor {
     const t = this.weights.get(w);
-    s.op(x.shape[0] === 1 && this.int8Rows(t) ? 'linear_fused' : 'linear', { x, w: t, y });
+    // one row of a Q8_0 or Q6_K weight: the contract takes the int8 rows GEMV where the device has it (q80_rows, q6k_rows)
+    s.op('linear', { x, w: t, y });
     if (biasName && this.weights.tensors.has(biasName)) s.op('bias_add', { data: y, bias: this.weights.get(biasName) });
     return y;
   }
@@ -799,26 +800,6 @@ export class Decoder {
   /** Emit the LM head on normed hidden states [rows, H] -> logits [rows, vocab]. */
   emitLogits(s: OpSink, hidden: StepTensor): StepTensor {
     return this.linear(s, hidden, this.headName, s.act('logits', [hidden.shape[0]!, this.cfg.vocabSize]));
-  }
-
-  private readonly int8RowsByShape = new Map<string, boolean>();
-
-  /**
-   * Whether one row times this Q8_0 or Q6_K weight goes through linear_fused: where its plan there is the GEMV on int8
-   * activations (H200: 1.6x the plain linear's f32-activation one at 128256x4096, 1.4-2.1x at the 8B layers' shapes;
-   * bench/receipts/kernels-q80-h200-c52efa2.json), not on devices without subgroups or SwiftShader's CPU mapping. The
-   * LM head, and the layers that do not run fused (sandwich norms, MoE, attention sinks, fuseGemv off), take it.
-   * Decided once per dtype and shape, under the tunables (TESSERA_TUNABLES) set then.
-   */
-  private int8Rows(w: Tensor): boolean {
-    if (w.dtype !== 'q8_0' && w.dtype !== 'q6_k') return false;
-    const key = `${w.dtype}:${w.shape.join('x')}`;
-    let r = this.int8RowsByShape.get(key);
-    if (r === undefined) {
-      r = opPlan(this.dev, 'linear_fused', { x: f32([1, w.shape[1]!]), w, y: f32([1, w.shape[0]!]) })?.derived.int8Activations === true;
-      this.int8RowsByShape.set(key, r);
-    }
-    return r;
   }
 }
 
