@@ -16,7 +16,8 @@
  *   the same logits;
  * - attention and o_proj linked into one dispatch (tunable attnChain), and attention through down (with mlpChain):
  *   the same logits;
- * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there);
+ * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there), in every layer ("on") or only
+ *   in those whose gate|up writes runs of 16 for a Q4_K down GEMV ("runs");
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
  *   instead of blocks of 32, so the logits agree to the int8 rounding's noise, not to float rounding.
@@ -151,6 +152,18 @@ const VARIANTS = [
     quant: 'q4k_m' as const,
     hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
     count: 3,
+    tol: 4e-2,
+  },
+  {
+    // layer 2 of 3 keeps its down_proj in Q6_K (q4kmKeepsQ6K): only layers 0 and 1 write runs of 16 for a Q4_K down GEMV
+    name: 'the norm handoff in a Q4_K_M model only where gate|up writes runs of 16 (handoffMixedQkv runs) vs rmsnorm prologues',
+    tunables: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', handoffMixedQkv: 'runs' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
+    without: { linear_glu_q8: { cpuMapping: 'off', mlpQ8: 'on', normHandoff: 'on', gluRuns: 'on', handoffMixedQkv: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.normHandoffGemvs + m.decoder.gluRunsLayers,
+    what: 'the norm handoff with runs of 16 on mixed q|k|v',
+    quant: 'q4k_m' as const,
+    hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
+    count: 4,
     tol: 4e-2,
   },
 ];

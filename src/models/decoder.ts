@@ -158,12 +158,17 @@ export class Decoder {
       )
         this.q8Attention.add(l);
       if (this.prefetchesO(l, shortCache, o)) this.prefetchO.add(l);
-      // o_proj hands gate|up its activations: rmsnorm(h) * post-norm rounded to int8 in o_proj's epilogue
+      // o_proj hands gate|up its activations: rmsnorm(h) * post-norm rounded to int8 in o_proj's epilogue; gate|up on
+      // them writes act(gate) * up in blocks of 32, or in runs of 16 where the down GEMV reads those (tunable gluRuns)
       const ho = handoffActivations(H);
       const oHandoff = { ng: f32([H]), nq: ho.xq, nm: ho.xm };
+      const runs = handoffActivations(I);
+      const gluRunsPlan =
+        this.q8Mlp.has(l) && I % 16 === 0 ? opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) : undefined;
+      const runsOk = gluRunsPlan !== undefined && opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 });
       if (
         this.q8Mlp.has(l) &&
-        opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, this.gluAttrs) &&
+        (runsOk || opAccepts(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, ...q8 }, this.gluAttrs)) &&
         (this.q8Attention.has(l)
           ? opAccepts(this.dev, 'linear_q8', { ...q8o, w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 })
           : opAccepts(this.dev, 'linear_fused', { x: f32([1, o.shape[1]!]), w: o, y: f32([1, H]), ...oHandoff }, { accumulate: 1 }))
@@ -178,12 +183,10 @@ export class Decoder {
         if (oPlan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainAttn.set(l, lanes);
       }
       // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
-      const runs = handoffActivations(I);
-      const gluRunsPlan = this.handoffMlp.has(l) && I % 16 === 0 ? opPlan(this.dev, 'linear_glu_q8', { xq: ho.xq, xm: ho.xm, w: gu, nq: runs.xq, nm: runs.xm }, this.gluAttrs) : undefined;
-      if (gluRunsPlan && opAccepts(this.dev, 'linear_q8', { xq: runs.xq, xm: runs.xm, w: down, y: f32([1, H]) }, { accumulate: 1 })) {
+      if (this.handoffMlp.has(l) && runsOk) {
         this.gluRuns.add(l);
         // o_proj, gate|up and down linked into one dispatch (tunable mlpChain of linear_glu_q8)
-        if (gluRunsPlan.derived.mlpChain === true) this.chainMlp.add(l);
+        if (gluRunsPlan?.derived.mlpChain === true) this.chainMlp.add(l);
       }
     }
     // layer l's down GEMV hands layer l + 1's q|k|v GEMV its activations (rmsnorm(h) * l + 1's input norm)
@@ -212,7 +215,8 @@ export class Decoder {
    * Fused layers whose gate|up GEMV reads its activations from o_proj's norm handoff (linear_glu_q8 on xq / xm, no
    * prologue): o_proj, which writes h, also rounds h * post_attention_layernorm to int8 (runs of 16, with each run's
    * scale, int8 sum and sum of h^2 for rmsnorm's scale). Tunable normHandoff of linear_glu_q8; in models with
-   * layers whose q|k and v differ in format (llama.cpp's Q4_K_M mix, attribute mixedQkv) also handoffMixedQkv, off.
+   * layers whose q|k and v differ in format (llama.cpp's Q4_K_M mix, attribute mixedQkv) also handoffMixedQkv (off; "runs":
+   * only the layers whose gate|up writes runs of 16 for their down GEMV, gluRuns below).
    */
   private readonly handoffMlp = new Set<number>();
   /**
