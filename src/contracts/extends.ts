@@ -2,6 +2,8 @@
  * Contract inheritance and per-kernel pass defaults, resolved before validation (browser-safe: no file access here).
  *
  *   "extends": "qmoe.contract.json"   the base contract (a file next to this one, or a bundled base by that name)
+ *                  (bundled: spec/qmoe.contract.json as "qmoe.contract.json", and the op contracts' bases,
+ *                  src/ops/contracts/bases/<file>, as "bases/<file>": op contracts are bundled, so their bases are too)
  *   "passDefaults": { "<shader or registry kernel>": { "bindings": [...], "uniforms": {...}, "buffers": {...}, ... } }
  *                  (keys: a shader file, a registry kernel "operation.variant", "operation.*" for every kernel of an
  *                  operation, or "*" for every pass that names a shader or kernel; the more specific wins by key)
@@ -20,12 +22,16 @@
  */
 import { ContractSchemaError } from './errors.ts';
 import qmoeSeed from '../../spec/qmoe.contract.json' with { type: 'json' };
+import gemvQ8aBase from '../ops/contracts/bases/gemv-q8a.base.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 type Problem = { path: string; message: string };
 
-/** Base contracts available without a file system, by the name an "extends" gives. */
-export const BUNDLED_BASES: Readonly<Record<string, unknown>> = { 'qmoe.contract.json': qmoeSeed };
+/**
+ * Base contracts available without a file system, by the name an "extends" gives. An op contract's base,
+ * src/ops/contracts/bases/<file>, is named "bases/<file>": the same path resolves next to the contract file on disk.
+ */
+export const BUNDLED_BASES: Readonly<Record<string, unknown>> = { 'qmoe.contract.json': qmoeSeed, 'bases/gemv-q8a.base.json': gemvQ8aBase };
 
 /** Finds the JSON of a base contract by the name an "extends" gives (undefined: unknown). */
 export type BaseLookup = (name: string) => { json: unknown; source: string; lookup?: BaseLookup } | undefined;
