@@ -3,7 +3,7 @@
  * (q4k / q4k_m / q8_0 / f16 / f32; nothing downloaded) and for the shipped model, compared with the streaming-read bandwidth the
  * same harness measures: efficiency = tok/s x weight bytes read per token / read bandwidth.
  * Writes a JSON receipt. Usage: node --import tsx bench/decode.ts [--out FILE] [--tokens N] [--presets a,b] [--quant q4k,q4k_m,q8_0,f16,f32]
- * [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--context N] (the prompt the timed
+ * [--q6k-layers mix|all|none] (q4k_m: which layers keep v_proj and down_proj in Q6_K; default llama.cpp's mix) [--prefill 512,2048] (prompt lengths whose prefill is timed; default on GPUs with shader-f16) [--context N] (the prompt the timed
  * decode follows: 16 tokens by default, so attention reads 16 .. 16 + tokens keys) [--marginal] (each kernel's cost in the
  * compiled step: the step timed with that kernel's dispatches left out; see marginalCosts) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
@@ -310,6 +310,8 @@ const presets = arg('presets', dev.caps.features.has('shader-f16') ? 'llama-1.1b
 for (const p of presets) if (!PRESETS[p]) throw new Error(`--presets: unknown preset ${p} (known: ${Object.keys(PRESETS).join(', ')})`);
 const quants = arg('quant', dev.caps.features.has('shader-f16') ? 'q4k,f16' : 'f32').split(',') as RandomQuant[];
 for (const q of quants) if (!RANDOM_QUANTS.includes(q)) throw new Error(`--quant: unknown weight format ${q} (known: q4k, q4k_m (Q4_K with llama.cpp's Q4_K_M share of Q6_K), q8_0, f16, f32)`);
+const q6kLayers = arg('q6k-layers', 'mix') as 'mix' | 'all' | 'none';
+if (!['mix', 'all', 'none'].includes(q6kLayers)) throw new Error(`--q6k-layers: mix, all or none (the q4k_m layers whose v_proj and down_proj are Q6_K), not ${q6kLayers}`);
 const context = Number(arg('context', '16'));
 if (!Number.isInteger(context) || context < 1) throw new Error(`--context: a prompt length of at least 1 token, not ${arg('context', '')}`);
 const prefillLengths = arg('prefill', dev.caps.features.has('shader-f16') ? '512,2048' : '').split(',').filter(Boolean).map(Number);
@@ -326,7 +328,7 @@ for (const p of presets) {
   for (const q of quants) {
     const t0 = performance.now();
     // the embedding table in f32 where the device has no shader-f16 (its f16 gather needs it)
-    const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16') });
+    const w = randomWeights(dev, cfg, q, { f32Embedding: !dev.caps.features.has('shader-f16'), q6kLayers });
     console.log(`${p} ${q}: ${(w.bytes / 2 ** 30).toFixed(1)} GiB of random weights in ${((performance.now() - t0) / 1e3).toFixed(1)} s (${Object.entries(w.storage).map(([k, v]) => `${v} ${k}`).join(', ')})`);
     // (the decoder concatenates q|k|v and gate|up at load: the probe reads its gate_up_proj)
     const dec = new Decoder(dev, cfg, w, { maxPositions: positions });
@@ -385,6 +387,7 @@ const receipt = {
   dawnArgs: dev.dawnArgs ?? [],
   decodeDepth: readConfig().decodeDepth,
   decodeBatch: readConfig().decodeBatch,
+  ...(quants.includes('q4k_m') ? { q6kLayers } : {}),
   tunables: readConfig().tunables,
   method:
     'decodeTokensPerSecond, medianStepMs, worstStepMs: the generation token loop (src/runtime/decode-loop.ts) with compiled programs: decodeBatch steps a submit (each forward + LM head + GPU greedy sampling), the next decodeDepth steps queued before token t is read back; time between token readbacks over `decodeTokens` tokens (with decodeBatch B > 1: over windows of B readbacks, divided by B; meanStepMs: the whole loop\'s time over its steps, stalls included), timed right after one untimed run of the same loop (GPU clocks up). ' +

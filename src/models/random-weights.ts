@@ -19,6 +19,11 @@ export interface RandomWeightOptions {
   randomNorms?: boolean;
   /** Store the embedding table as f32 even when the linears are q4k / f16 (devices without shader-f16). */
   f32Embedding?: boolean;
+  /**
+   * q4k_m: which layers keep v_proj and down_proj in Q6_K: llama.cpp's share ('mix', the default), every layer ('all')
+   * or none ('none'); the LM head is Q6_K in each (diagnostics: a step of one kind of layer against the mix).
+   */
+  q6kLayers?: 'mix' | 'all' | 'none';
 }
 
 /** `length` bytes hashed from their index and `salt` (the quantized blocks' payload, headers written over it). */
@@ -70,10 +75,11 @@ function randomQ6K(n: number, salt: number): Uint8Array {
  * llama.cpp's Q4_K_M recipe: which linears it keeps in Q6_K (the LM head; v_proj and down_proj of the first and last
  * eighth of the layers and every third one between), the rest Q4_K.
  */
-export function q4kmKeepsQ6K(name: string, numLayers: number): boolean {
+export function q4kmKeepsQ6K(name: string, numLayers: number, layers: 'mix' | 'all' | 'none' = 'mix'): boolean {
   if (name === 'lm_head.weight') return true;
   const m = /^model\.layers\.(\d+)\.(self_attn\.v_proj|mlp\.down_proj)\.weight$/.exec(name);
-  if (!m) return false;
+  if (!m || layers === 'none') return false;
+  if (layers === 'all') return true;
   const l = Number(m[1]);
   const e = Math.floor(numLayers / 8);
   return l < e || l >= numLayers - e || (l - e) % 3 === 2;
@@ -111,7 +117,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
     if (s.kind === 'norm') {
       data = new Uint8Array(new Float32Array(n).map(() => (opts.randomNorms ? 0.5 + next() / 2 ** 32 : 1)).buffer);
       dtype = 'float32';
-    } else if (s.kind === 'linear' && quant === 'q4k_m' && K % 256 === 0 && q4kmKeepsQ6K(s.name, cfg.numLayers)) {
+    } else if (s.kind === 'linear' && quant === 'q4k_m' && K % 256 === 0 && q4kmKeepsQ6K(s.name, cfg.numLayers, opts.q6kLayers)) {
       data = randomQ6K(n, salt);
       dtype = 'q6_k';
     } else if (s.kind === 'linear' && (quant === 'q4k' || quant === 'q4k_m') && K % 256 === 0) {
