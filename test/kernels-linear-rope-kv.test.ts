@@ -58,8 +58,8 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk', ropeKvSplit: 'on' }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { heads: 'qk', ropeKvSplit: 'on', gemvRowBlock: 16 }],
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on' }], // 8 items, 4 a workgroup
-    [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
-    // the Q6_K v_proj's own row block (q6RowBlock): one item a workgroup in one team; 8 rows in two teams of 4
+    [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 0, gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
+    // the Q6_K v_proj's own row block (q6RowBlock, 4 by default): one item a workgroup in one team; 8 rows in two teams of 4
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 4 }],
     [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 8 }],
     [1, 4, 2, 64, 256, 0, 'float32', 2, { heads: 'v', ropeKvSplit: 'on' }],
@@ -104,12 +104,12 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     if (!out) return;
     expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : fmt === 'q6_k' ? 'q6k_norm_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
-    if ('q6RowBlock' in tun) {
-      // the v GEMV's own row block: N / q6RowBlock workgroups of rowsLanes x teams (one team below 8 rows)
-      const rb = Number(tun.q6RowBlock);
+    if (fmt === 'q6_k') {
+      // the v GEMV's own row block (4 by default; 0: gemvRowBlock): N / rows workgroups, one team below 8 rows
+      const rb = tun.q6RowBlock === 0 ? Number(tun.gemvRowBlock ?? 16) : Number(tun.q6RowBlock ?? 4);
       expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
-      expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(N / rb);
-      expect(out.plan.passes[0]!.derived.rowTeams).toBe(rb % 8 === 0 ? 2 : 1);
+      expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? (rb % 8 === 0 ? 2 : 1)));
     }
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
