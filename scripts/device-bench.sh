@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves decode-wginit dispatch probe-glu q80 formats context short
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down decode-wginit dispatch probe-glu q80 formats context short
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -24,13 +24,15 @@ run() { # name seconds command...
   grep -vE "warning: use of deprecated|^\s*\^|subgroupMatrix(Load|Store|MultiplyAccumulate)|Compilation log|^\s*$" "$OUT/$name.log" | tail -n 40
 }
 
-# bench/decode.ts on the 8B in Q4_K once per point "name:TESSERA_TUNABLES", in the order given (list alternations to
-# compare: one run moves a few percent from the next); receipts $OUT/<step>-<name>.json; PREFILL='' leaves out the prefill runs
+# bench/decode.ts on the 8B in Q4_K (QUANT for another format, DECODE_ARGS for more options) once per point
+# "name:TESSERA_TUNABLES", in the order given (list alternations to compare: one run moves a few percent from the next);
+# receipts $OUT/<step>-<name>.json; PREFILL='' leaves out the prefill runs
 decode_points() { # step point...
   local step=$1 p
   shift
   for p in "$@"; do
-    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
+    # shellcheck disable=SC2086 # DECODE_ARGS: several options
+    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant "${QUANT:-q4k}" ${DECODE_ARGS:-} --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
   done
 }
 
@@ -82,6 +84,12 @@ for s in "${steps[@]}"; do
       for I in ${GLU_SIZES:-8192 9216 10240 11264 12288 13312 14336 15360 16384}; do
         run glu-waves-$I 60 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-shape 4096x$I --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"gu":["gluR"]}' --reps 20 --out "$OUT/kernels-glu-waves-$I.json"
       done ;;
+    # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup) at 8 and 32 rows, alternated with the default,
+    # on the 8B Q4_K_M with every layer's v_proj and down_proj in Q6_K (a Q6_K layer cost 26 us more than a Q4_K one
+    # at fba109a for 3.5 us more bytes; the v_proj's 64 workgroups were one cause, q6RowBlock 4 since e7d98f6)
+    q6k-down)
+      r8='{"linear_q8":{"gemvRowBlock":8}}'; r32='{"linear_q8":{"gemvRowBlock":32}}'
+      QUANT=q4k_m DECODE_ARGS='--q6k-layers all' PREFILL='' decode_points q6k-down defaults:'{}' rb8:"$r8" rb32:"$r32" defaults2:'{}' rb8b:"$r8" rb32b:"$r32" ;;
     # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
       off='{"linear_glu_q8":{"mlpQ8":"off"}}'
@@ -176,6 +184,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
