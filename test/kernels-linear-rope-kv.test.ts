@@ -57,7 +57,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     // a Q4_K_M layer's two calls (heads, fmt: not tunables): q|k (Q4_K), v (Q6_K, rows mode; or Q4_K)
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk', ropeKvSplit: 'on' }],
     [2, 3, 1, 32, 768, 1, 'float32', 3, { heads: 'qk', ropeKvSplit: 'on', gemvRowBlock: 16 }],
-    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on' }], // 8 items, 4 a workgroup
+    [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on' }], // 128 rows: 32 workgroups of 4 (q6RowBlock's default)
     [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 0, gemvRowBlock: 24, gemvTeams: 1 }], // 128 items: the last block's third past N
     // the Q6_K v_proj's own row block (q6RowBlock, 4 by default): one item a workgroup in one team; 8 rows in two teams of 4
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 4 }],
