@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down decode-wginit dispatch probe-glu q80 formats context short
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -90,6 +90,13 @@ for s in "${steps[@]}"; do
     q6k-down)
       r8='{"linear_q8":{"gemvRowBlock":8}}'; r32='{"linear_q8":{"gemvRowBlock":32}}'
       QUANT=q4k_m DECODE_ARGS='--q6k-layers all' PREFILL='' decode_points q6k-down defaults:'{}' rb8:"$r8" rb32:"$r32" defaults2:'{}' rb8b:"$r8" rb32b:"$r32" ;;
+    # why the norm handoff in Q4_K_M's Q4_K-down layers (handoffMixedQkv "runs") lost 4.6% at 2f09eb7 while the same
+    # kernels gain in the Q4_K model: the Q4_K_M model with no Q6_K layer (mixedQkv 0: the handoff by default) with the
+    # handoff turned off, then llama.cpp's mix with "runs" against off, each alternated
+    mixed-handoff)
+      off='{"linear_glu_q8":{"normHandoff":"off"}}'; runs='{"linear_glu_q8":{"handoffMixedQkv":"runs"}}'
+      QUANT=q4k_m DECODE_ARGS='--q6k-layers none' PREFILL='' decode_points mixed-handoff-none defaults:'{}' off:"$off" defaults2:'{}' off2:"$off"
+      QUANT=q4k_m PREFILL='' decode_points mixed-handoff-mix defaults:'{}' runs:"$runs" defaults2:'{}' runs2:"$runs" ;;
     # the decoder's int8 MLP (tunable mlpQ8, on by default since 578f8a0) alternated with it off (8B)
     decode-mlp)
       off='{"linear_glu_q8":{"mlpQ8":"off"}}'
@@ -184,6 +191,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
