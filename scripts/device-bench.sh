@@ -84,11 +84,11 @@ for s in "${steps[@]}"; do
       for I in ${GLU_SIZES:-8192 9216 10240 11264 12288 13312 14336 15360 16384}; do
         run glu-waves-$I 60 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-shape 4096x$I --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"gu":["gluR"]}' --reps 20 --out "$OUT/kernels-glu-waves-$I.json"
       done ;;
-    # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup) at 8 and 32 rows, alternated with the default,
+    # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup) at 8 and 32 rows (q6RowBlock), alternated with the default,
     # on the 8B Q4_K_M with every layer's v_proj and down_proj in Q6_K (a Q6_K layer cost 26 us more than a Q4_K one
     # at fba109a for 3.5 us more bytes; the v_proj's 64 workgroups were one cause, q6RowBlock 4 since e7d98f6)
     q6k-down)
-      r8='{"linear_q8":{"gemvRowBlock":8}}'; r32='{"linear_q8":{"gemvRowBlock":32}}'
+      r8='{"linear_q8":{"q6RowBlock":8}}'; r32='{"linear_q8":{"q6RowBlock":32}}'
       QUANT=q4k_m DECODE_ARGS='--q6k-layers all' PREFILL='' decode_points q6k-down defaults:'{}' rb8:"$r8" rb32:"$r32" defaults2:'{}' rb8b:"$r8" rb32b:"$r32" ;;
     # why the norm handoff in Q4_K_M's Q4_K-down layers (handoffMixedQkv "runs") lost 4.6% at 2f09eb7 while the same
     # kernels gain in the Q4_K model: the Q4_K_M model with no Q6_K layer (mixedQkv 0: the handoff by default) with the
