@@ -86,7 +86,7 @@ for s in "${steps[@]}"; do
       done ;;
     # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup) at 8 and 32 rows (q6RowBlock), alternated with the default,
     # on the 8B Q4_K_M with every layer's v_proj and down_proj in Q6_K (a Q6_K layer cost 26 us more than a Q4_K one
-    # at fba109a for 3.5 us more bytes; the v_proj's 64 workgroups were one cause, q6RowBlock 4 since e7d98f6)
+    # at fba109a for 3.5 us more bytes; the v_proj's 64 workgroups were one cause: linear_rope_kv q6RowBlock 4 since e7d98f6)
     q6k-down)
       r8='{"linear_q8":{"q6RowBlock":8}}'; r32='{"linear_q8":{"q6RowBlock":32}}'
       QUANT=q4k_m DECODE_ARGS='--q6k-layers all' PREFILL='' decode_points q6k-down defaults:'{}' rb8:"$r8" rb32:"$r32" defaults2:'{}' rb8b:"$r8" rb32b:"$r32" ;;
