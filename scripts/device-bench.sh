@@ -84,7 +84,7 @@ for s in "${steps[@]}"; do
       for I in ${GLU_SIZES:-8192 9216 10240 11264 12288 13312 14336 15360 16384}; do
         run glu-waves-$I 60 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-shape 4096x$I --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"gu":["gluR"]}' --reps 20 --out "$OUT/kernels-glu-waves-$I.json"
       done ;;
-    # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup at 17a82fb, 8 since) at 8 and 32 rows (q6RowBlock), alternated with the default,
+    # a Q6_K layer's down GEMV (linear_q8 q6k_rows, 16 rows a workgroup at 17a82fb, 4 since) at 8 and 32 rows (q6RowBlock), alternated with the default,
     # on the 8B Q4_K_M with every layer's v_proj and down_proj in Q6_K (a Q6_K layer cost 26 us more than a Q4_K one
     # at fba109a for 3.5 us more bytes; the v_proj's 64 workgroups were one cause: linear_rope_kv q6RowBlock 4 since e7d98f6)
     q6k-down)

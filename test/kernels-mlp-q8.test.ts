@@ -130,7 +130,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 41, 14336, 1, {}], // the 8B down_proj's K: 448 slots
     [3, 20, 1536, 0, { q6RowBlock: 0, gemvRowBlock: 12, gemvWorkgroup: 16, gemvRunSums: 'off' }], // 3 slots a lane; run sums recomputed
     [1, 70, 2048, 1, { q6RowBlock: 16, gemvRowBlock: 32 }], // its own row block: 5 workgroups (the last 6 rows), not 3
-    [2, 37, 1024, 0, { q6RowBlock: 4 }],
+    [2, 37, 1024, 0, { q6RowBlock: 8 }],
   ] as const)('q6_k M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q6_k', M, N, K, accumulate, tun, ctx);
   });
@@ -167,8 +167,8 @@ async function linearQ8Case(fmt: 'q4_k' | 'q6_k', M: number, N: number, K: numbe
   if (!out) return;
   expect(out.plan.variant).toBe(fmt === 'q6_k' ? 'q6k_rows' : 'gemvRowBlock' in tun && tun.gemvRowBlock === 0 ? 'q8a_gemv' : 'q8a_rows');
   if (fmt === 'q6_k') {
-    // q6RowBlock (8 by default; 0: gemvRowBlock, 16 by default): ceil(N / rows) workgroups of that many rows
-    const rows = tun.q6RowBlock === 0 ? Number(tun.gemvRowBlock ?? 16) : Number(tun.q6RowBlock ?? 8);
+    // q6RowBlock (4 by default; 0: gemvRowBlock, 16 by default): ceil(N / rows) workgroups of that many rows
+    const rows = tun.q6RowBlock === 0 ? Number(tun.gemvRowBlock ?? 16) : Number(tun.q6RowBlock ?? 4);
     expect(out.plan.derived.rowBlock).toBe(rows);
     expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rows));
   }
