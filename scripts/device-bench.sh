@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -97,6 +97,12 @@ for s in "${steps[@]}"; do
       off='{"linear_glu_q8":{"normHandoff":"off"}}'; runs='{"linear_glu_q8":{"handoffMixedQkv":"runs"}}'
       QUANT=q4k_m DECODE_ARGS='--q6k-layers none' PREFILL='' decode_points mixed-handoff-none defaults:'{}' off:"$off" defaults2:'{}' off2:"$off"
       QUANT=q4k_m PREFILL='' decode_points mixed-handoff-mix defaults:'{}' runs:"$runs" defaults2:'{}' runs2:"$runs" ;;
+    # gate|up on the handoff (q8h_glu16_rows: the 8B's 896 tiles of 32 rows, 1.7 waves) in fewer workgroups that walk
+    # the tiles in turn (linear_glu_q8 glu16Groups: 448 in one wave of two tiles each, 299 of three, 528 a wave of 4 a
+    # SM), alternated with one workgroup a tile
+    glu-groups)
+      g448='{"linear_glu_q8":{"glu16Groups":448}}'; g299='{"linear_glu_q8":{"glu16Groups":299}}'; g528='{"linear_glu_q8":{"glu16Groups":528}}'
+      PREFILL='' decode_points glu-groups defaults:'{}' g448:"$g448" g299:"$g299" g528:"$g528" defaults2:'{}' g448b:"$g448" g299b:"$g299" g528b:"$g528" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)

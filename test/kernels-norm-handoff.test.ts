@@ -189,6 +189,10 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
     [1, 64, 256, {}], // 32 rows in 2 teams (the default): 16 values of h a workgroup
     [2, 96, 512, { glu16RowBlock: 64, glu16Teams: 4 }],
     [1, 96, 4096, { glu16Teams: 1 }], // 6 workgroups of one team
+    // fewer workgroups than tiles (glu16Groups): each walks tiles g, g + G, ...
+    [1, 96, 4096, { glu16Groups: 2 }], // 6 tiles: 3 a workgroup
+    [2, 224, 512, { glu16Groups: 3 }], // 14 tiles over 3 workgroups: 5, 5, 4
+    [1, 64, 256, { glu16Groups: 8 }], // more workgroups asked for than the 4 tiles: one a tile
   ] as const)('gate|up M=%i I=%i K=%i %o', async ([M, I, K, tun], ctx) => {
     await gluOnHandoff(M, I, K, true, tun, ctx);
   });
@@ -274,6 +278,12 @@ async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun:
   );
   if (!out) return;
   expect(out.plan.variant).toBe(runs ? 'q8h_glu16_rows' : 'q8h_glu_rows');
+  if (runs) {
+    // one workgroup a tile of glu16RowBlock rows (32 by default), or glu16Groups of them walking the tiles
+    const tiles = Math.ceil((2 * I) / Number(tun.glu16RowBlock ?? 32));
+    const groups = Math.min(tiles, Number(tun.glu16Groups ?? tiles));
+    expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(groups);
+  }
   const gu = matmulF32Reference(ho.a, dequantizeQ4_K(wBytes, 2 * I * K), { M, N: 2 * I, K, alpha: 1 });
   const want = new Float32Array(M * I);
   for (let m = 0; m < M; m++) for (let i = 0; i < I; i++) want[m * I + i] = silu(gu[m * 2 * I + i]!) * gu[m * 2 * I + I + i]!;
