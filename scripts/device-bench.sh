@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -103,6 +103,15 @@ for s in "${steps[@]}"; do
     glu-groups)
       g448='{"linear_glu_q8":{"glu16Groups":448}}'; g299='{"linear_glu_q8":{"glu16Groups":299}}'; g528='{"linear_glu_q8":{"glu16Groups":528}}'
       PREFILL='' decode_points glu-groups defaults:'{}' g448:"$g448" g299:"$g299" g528:"$g528" defaults2:'{}' g448b:"$g448" g299b:"$g299" g528b:"$g528" ;;
+    # q|k|v with rope (linear_rope_kv; by default q8a_norm_rope_fused, 384 workgroups for the 8B, 10.1 us a call for 3.1
+    # us of weights at the ceiling) in rows mode (16 rows in 4 teams; 8 rows in 2 teams: 768 workgroups) and on the norm
+    # handoff from the down GEMV (q8h_rope_rows, 16 and 8 rows), alternated with the defaults; each last measured
+    # dozens of commits ago (rows mode at 208b1fc / a7a1dfc: 445.6 vs 446.2 tok/s; the handoff at 92adb8a: 490.5
+    # vs 498.1)
+    qkv-rows)
+      r16='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":4}}'; r8='{"linear_rope_kv":{"gemvRowBlock":8,"gemvTeams":2}}'
+      h16='{"linear_rope_kv":{"normHandoff":"on"}}'; h8='{"linear_rope_kv":{"normHandoff":"on","handoffRowBlock":8}}'
+      PREFILL='' decode_points qkv-rows defaults:'{}' r16:"$r16" r8:"$r8" h16:"$h16" h8:"$h8" defaults2:'{}' r16b:"$r16" r8b:"$r8" h16b:"$h16" h8b:"$h8" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)
