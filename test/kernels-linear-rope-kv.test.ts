@@ -42,13 +42,16 @@ function ropeHead(x: Float32Array, base: number, D: number, interleaved: boolean
 describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilogue)', () => {
   it.for([
     // M, qHeads, kvHeads, D, K, interleaved, cache, start, tunables
+    // rows mode by default (gemvRowBlock 16 in gemvTeams 4): gemvRowBlock / 4 items of 4 columns a workgroup
     [1, 4, 2, 64, 256, 0, 'float16', 5, {}],
     [2, 2, 1, 32, 512, 1, 'float32', 3, {}],
-    [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvItems: 2, gemvUnroll: 1 }],
-    [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvWorkgroup: 64 }],
-    [2, 4, 2, 64, 512, 0, 'float16', 2, { gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default
-    // rows mode: gemvRowBlock / 4 items of 4 columns a workgroup
-    [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16 }],
+    [1, 8, 2, 128, 2048, 0, 'float16', 4, {}], // 64 lanes a team: 256 a workgroup
+    [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16, gemvTeams: 1 }],
+    // the subgroup-item (fused) variant: gemvRowBlock 0
+    [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 0 }],
+    [1, 8, 2, 128, 256, 0, 'float32', 0, { gemvRowBlock: 0, gemvItems: 2, gemvUnroll: 1 }],
+    [3, 3, 3, 16, 768, 1, 'float16', 1, { gemvRowBlock: 0, gemvWorkgroup: 64 }],
+    [2, 4, 2, 64, 512, 0, 'float16', 2, { gemvRowBlock: 0, gemvRunSums: 'off', gemvPipeline: 'off' }], // both on by default
     [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2 }], // 40 items: the last block's half past N
     // the norm handoff (handoff: not a tunable; the case feeds xq / xm): 16 rows a workgroup by default
     [1, 4, 2, 64, 256, 0, 'float16', 5, { handoff: 1, normHandoff: 'on' }],
@@ -102,14 +105,21 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       ctx,
     );
     if (!out) return;
-    expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : fmt === 'q6_k' ? 'q6k_norm_rope_rows' : 'gemvRowBlock' in tun ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
+    expect(out.plan.variant).toBe(ho ? 'q8h_rope_rows' : fmt === 'q6_k' ? 'q6k_norm_rope_rows' : Number(tun.gemvRowBlock ?? 16) > 0 ? 'q8a_norm_rope_rows' : 'q8a_norm_rope_fused');
     expect(out.plan.passes.map((p) => p.id)).toEqual(['matmul']);
     if (fmt === 'q6_k') {
-      // the v GEMV's own row block (4 by default; 0: gemvRowBlock): N / rows workgroups, one team below 8 rows
+      // the v GEMV's own row block (4 by default; 0: gemvRowBlock, in gemvTeams): N / rows workgroups, one team below 8 rows
       const rb = tun.q6RowBlock === 0 ? Number(tun.gemvRowBlock ?? 16) : Number(tun.q6RowBlock ?? 4);
       expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
       expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
-      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? (rb % 8 === 0 ? 2 : 1)));
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(tun.q6RowBlock === 0 ? Number(tun.gemvTeams ?? 4) : rb % 8 === 0 ? 2 : 1);
+    }
+    if (!ho && fmt === 'q4_k' && Number(tun.gemvRowBlock ?? 16) > 0) {
+      // rows mode: gemvRowBlock rows a workgroup (16 by default) in gemvTeams teams (4 by default)
+      const rb = Number(tun.gemvRowBlock ?? 16);
+      expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
+      expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? 4));
     }
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
