@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -112,6 +112,12 @@ for s in "${steps[@]}"; do
       r16='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":4}}'; r8='{"linear_rope_kv":{"gemvRowBlock":8,"gemvTeams":2}}'
       h16='{"linear_rope_kv":{"normHandoff":"on"}}'; h8='{"linear_rope_kv":{"normHandoff":"on","handoffRowBlock":8}}'
       PREFILL='' decode_points qkv-rows defaults:'{}' r16:"$r16" r8:"$r8" h16:"$h16" h8:"$h8" defaults2:'{}' r16b:"$r16" r8b:"$r8" h16b:"$h16" h8b:"$h8" ;;
+    # q|k|v with rope in rows mode (the default since 518a4c9: 16 rows in 4 teams of 128 lanes at the 8B's K) against
+    # 32 rows in 8 teams (1024 lanes, 192 workgroups), 16 rows in 2 teams (2 items a team) and 32 rows in 4 teams
+    qkv-teams)
+      r32t8='{"linear_rope_kv":{"gemvRowBlock":32,"gemvTeams":8}}'; r16t2='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":2}}'
+      r32t4='{"linear_rope_kv":{"gemvRowBlock":32,"gemvTeams":4}}'
+      PREFILL='' decode_points qkv-teams defaults:'{}' r32t8:"$r32t8" r16t2:"$r16t2" r32t4:"$r32t4" defaults2:'{}' r32t8b:"$r32t8" r16t2b:"$r16t2" r32t4b:"$r32t4" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)
