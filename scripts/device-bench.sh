@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -118,6 +118,11 @@ for s in "${steps[@]}"; do
       r32t8='{"linear_rope_kv":{"gemvRowBlock":32,"gemvTeams":8}}'; r16t2='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":2}}'
       r32t4='{"linear_rope_kv":{"gemvRowBlock":32,"gemvTeams":4}}'
       PREFILL='' decode_points qkv-teams defaults:'{}' r32t8:"$r32t8" r16t2:"$r16t2" r32t4:"$r32t4" defaults2:'{}' r32t8b:"$r32t8" r16t2b:"$r16t2" r32t4b:"$r32t4" ;;
+    # q|k|v rows mode in fewer lanes: 16 rows in 2 teams (256 lanes at K = 4096), in 1 team, and 8 rows in 1 team
+    qkv-lanes)
+      r16t2='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":2}}'; r16t1='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":1}}'
+      r8t1='{"linear_rope_kv":{"gemvRowBlock":8,"gemvTeams":1}}'
+      PREFILL='' decode_points qkv-lanes r16t2:"$r16t2" r16t1:"$r16t1" r8t1:"$r8t1" r16t2b:"$r16t2" r16t1b:"$r16t1" r8t1b:"$r8t1" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)
