@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -123,6 +123,12 @@ for s in "${steps[@]}"; do
       r16t2='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":2}}'; r16t1='{"linear_rope_kv":{"gemvRowBlock":16,"gemvTeams":1}}'
       r8t1='{"linear_rope_kv":{"gemvRowBlock":8,"gemvTeams":1}}'
       PREFILL='' decode_points qkv-lanes r16t2:"$r16t2" r16t1:"$r16t1" r8t1:"$r8t1" r16t2b:"$r16t2" r16t1b:"$r16t1" r8t1b:"$r8t1" ;;
+    # teams of lanes in the other rows-mode GEMVs of the 8B layer, after q|k|v gained from 4 teams to 2 (1a9c6cc): o_proj
+    # (linear_fused q8a_plain_rows, 16 rows in 4 teams by default) in 2 teams, and gate|up on the handoff
+    # (linear_glu_q8 q8h_glu16_rows, 32 rows in 2 teams by default) in 4 and in 1, alternated with the defaults
+    teams)
+      o2='{"linear_fused":{"gemvTeams":2}}'; g4='{"linear_glu_q8":{"glu16Teams":4}}'; g1='{"linear_glu_q8":{"glu16Teams":1}}'
+      PREFILL='' decode_points teams defaults:'{}' o2:"$o2" g4:"$g4" g1:"$g1" defaults2:'{}' o2b:"$o2" g4b:"$g4" g1b:"$g1" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)
