@@ -42,11 +42,13 @@ function ropeHead(x: Float32Array, base: number, D: number, interleaved: boolean
 describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilogue)', () => {
   it.for([
     // M, qHeads, kvHeads, D, K, interleaved, cache, start, tunables
-    // rows mode by default (gemvRowBlock 16 in gemvTeams 2): gemvRowBlock / 4 items of 4 columns a workgroup
+    // rows mode by default (gemvRowBlock 16): gemvRowBlock / 4 items of 4 columns a workgroup, in 4 teams below
+    // 90,000 lanes in all at 2 teams, else 2 (gemvTeams auto)
     [1, 4, 2, 64, 256, 0, 'float16', 5, {}],
     [2, 2, 1, 32, 512, 1, 'float32', 3, {}],
-    [1, 8, 2, 128, 2048, 0, 'float16', 4, {}], // 64 lanes a team: 128 a workgroup
-    [1, 8, 2, 128, 2048, 0, 'float32', 4, { gemvTeams: 4 }], // 256 a workgroup
+    [1, 8, 2, 128, 2048, 0, 'float16', 4, {}], // 64 lanes a team: 256 a workgroup
+    [1, 32, 8, 128, 4096, 0, 'float16', 3, {}], // the 8B's q|k|v: 384 workgroups of 2 teams of 128 lanes (98,304)
+    [1, 8, 2, 128, 2048, 0, 'float32', 4, { gemvTeams: 2 }],
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16, gemvTeams: 1 }],
     // the subgroup-item (fused) variant: gemvRowBlock 0
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 0 }],
@@ -113,14 +115,16 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       const rb = tun.q6RowBlock === 0 ? Number(tun.gemvRowBlock ?? 16) : Number(tun.q6RowBlock ?? 4);
       expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
       expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
-      expect(out.plan.passes[0]!.derived.rowTeams).toBe(tun.q6RowBlock === 0 ? Number(tun.gemvTeams ?? 2) : rb % 8 === 0 ? 2 : 1);
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(tun.q6RowBlock === 0 && Number(tun.gemvTeams ?? 0) > 0 ? Number(tun.gemvTeams) : rb % 8 === 0 ? 2 : 1);
     }
     if (!ho && fmt === 'q4_k' && Number(tun.gemvRowBlock ?? 16) > 0) {
-      // rows mode: gemvRowBlock rows a workgroup (16 by default) in gemvTeams teams (2 by default)
+      // rows mode: gemvRowBlock rows a workgroup (16 by default) in gemvTeams teams (auto: 2 where the workgroups of 2
+      // teams hold >= 90,000 lanes, one lane a block of 32 values of K, else 4)
       const rb = Number(tun.gemvRowBlock ?? 16);
+      const lanes = 32 * Math.ceil(K / 32 / 32);
       expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
       expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
-      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? 2));
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? (2 * lanes * Math.ceil(N / rb) >= 90000 ? 2 : 4)));
     }
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
