@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -129,6 +129,13 @@ for s in "${steps[@]}"; do
     teams)
       o2='{"linear_fused":{"gemvTeams":2}}'; g4='{"linear_glu_q8":{"glu16Teams":4}}'; g1='{"linear_glu_q8":{"glu16Teams":1}}'
       PREFILL='' decode_points teams defaults:'{}' o2:"$o2" g4:"$g4" g1:"$g1" defaults2:'{}' o2b:"$o2" g4b:"$g4" g1b:"$g1" ;;
+    # the LM head (linear_fused q8a_norm_fused: 128 rows a workgroup, 1002 workgroups for the 8B's 128256 rows; ~85 us
+    # for 65 us of weights at the ceiling) in rows mode (headRowBlock rows in headTeams teams), alternated with the
+    # defaults
+    head)
+      h64t4='{"linear_fused":{"headRowBlock":64,"headTeams":4}}'; h32t4='{"linear_fused":{"headRowBlock":32,"headTeams":4}}'
+      h128t8='{"linear_fused":{"headRowBlock":128,"headTeams":8}}'; h64t8='{"linear_fused":{"headRowBlock":64,"headTeams":8}}'
+      PREFILL='' decode_points head defaults:'{}' h64t4:"$h64t4" h32t4:"$h32t4" h128t8:"$h128t8" h64t8:"$h64t8" defaults2:'{}' h64t4b:"$h64t4" h32t4b:"$h32t4" h128t8b:"$h128t8" h64t8b:"$h64t8" ;;
     # the Q4_K down GEMV on gate|up's runs (linear_q8 q8h_rows: 16 rows a workgroup, 256 workgroups of 448 lanes for
     # the 8B's 4096 rows) at 8 and 12 rows, alternated with the default: the Q6_K down GEMV gained 8% at 8 rows
     # instead of 16 in the decode (17a82fb) where the kernel alone had not told (83e64e6)

@@ -146,14 +146,24 @@ describe('linear_fused vs the CPU reference', () => {
     [2, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 8, gemvTeams: 2 }],
     [3, 33, 2304, 'none', 'silu', 1, { gemvRowBlock: 12, gemvRunSums: 'off' }], // 72 slots: 96 lanes; sums recomputed
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
+    // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
+    [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
+    [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
+    [1, 8320, 256, 'rmsnorm', 'silu', 0, {}],
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const fused = !('gemvFuseQuant' in tunables) || tunables.gemvFuseQuant === 'on';
     const { y, want, plan } = await runInt8('q4_k', M, N, K, prologue, activation, accumulate, tunables);
     // rows mode: asked for, or by default for prologue none where 4 teams fit the device's workgroup
     const rowsAuto = prologue === 'none' && fused && !('gemvRowBlock' in tunables) && 4 * 32 * Math.ceil(K / 32 / 32) <= dev.caps.limits.maxComputeInvocationsPerWorkgroup!;
-    const rows = ('gemvRowBlock' in tunables && tunables.gemvRowBlock > 0) || rowsAuto;
+    const head = prologue === 'rmsnorm' && N > 8192 && 'headRowBlock' in tunables && tunables.headRowBlock > 0;
+    const rows = ('gemvRowBlock' in tunables && tunables.gemvRowBlock > 0) || rowsAuto || head;
     expect(plan.variant).toBe((prologue === 'rmsnorm' ? 'q8a_norm' : 'q8a_plain') + (rows ? '_rows' : fused ? '_fused' : ''));
     expect(plan.passes.map((p) => p.id)).toEqual(fused ? ['matmul'] : ['quant', 'matmul']);
+    if (head) {
+      expect(plan.passes[0]!.derived.rowBlock).toBe(tunables.headRowBlock);
+      expect(plan.passes[0]!.derived.rowTeams).toBe('headTeams' in tunables ? tunables.headTeams : 4);
+      expect(plan.passes[0]!.dispatch[0] * plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / tunables.headRowBlock));
+    }
     // f32 rounding; the prologue's exp / sqrt may flip a rounding to int8 by one step (2^-8 of a block's max)
     expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
