@@ -131,7 +131,7 @@ for s in "${steps[@]}"; do
       PREFILL='' decode_points teams defaults:'{}' o2:"$o2" g4:"$g4" g1:"$g1" defaults2:'{}' o2b:"$o2" g4b:"$g4" g1b:"$g1" ;;
     # the LM head (linear_fused q8a_norm_fused: 128 rows a workgroup, 1002 workgroups for the 8B's 128256 rows; ~85 us
     # for 65 us of weights at the ceiling) in rows mode (headRowBlock rows in headTeams teams), alternated with the
-    # defaults
+    # defaults (at 1895379 every point lost: headRowBlock stays off)
     head)
       h64t4='{"linear_fused":{"headRowBlock":64,"headTeams":4}}'; h32t4='{"linear_fused":{"headRowBlock":32,"headTeams":4}}'
       h128t8='{"linear_fused":{"headRowBlock":128,"headTeams":8}}'; h64t8='{"linear_fused":{"headRowBlock":64,"headTeams":8}}'
