@@ -49,6 +49,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 8, 2, 128, 2048, 0, 'float16', 4, {}], // 64 lanes a team: 256 a workgroup
     [1, 32, 8, 128, 4096, 0, 'float16', 3, {}], // the 8B's q|k|v: 384 workgroups of 2 teams of 128 lanes (98,304)
     [1, 8, 2, 128, 2048, 0, 'float32', 4, { gemvTeams: 2 }],
+    [1, 4, 2, 64, 4096, 0, 'float16', 2, {}], // 128 lanes a team: 2 teams where the device's workgroups hold 256
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 16, gemvTeams: 1 }],
     // the subgroup-item (fused) variant: gemvRowBlock 0
     [1, 4, 2, 64, 256, 0, 'float16', 5, { gemvRowBlock: 0 }],
@@ -119,12 +120,13 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     }
     if (!ho && fmt === 'q4_k' && Number(tun.gemvRowBlock ?? 16) > 0) {
       // rows mode: gemvRowBlock rows a workgroup (16 by default) in gemvTeams teams (auto: 2 where the workgroups of 2
-      // teams hold >= 90,000 lanes, one lane a block of 32 values of K, else 4)
+      // teams hold >= 90,000 lanes, one lane a block of 32 values of K, or where 4 teams do not fit a workgroup; else 4)
       const rb = Number(tun.gemvRowBlock ?? 16);
       const lanes = 32 * Math.ceil(K / 32 / 32);
       expect(out.plan.passes[0]!.derived.rowBlock).toBe(rb);
       expect(out.plan.passes[0]!.dispatch[0] * out.plan.passes[0]!.dispatch[1]).toBe(Math.ceil(N / rb));
-      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? (2 * lanes * Math.ceil(N / rb) >= 90000 ? 2 : 4)));
+      const fit4 = 4 * lanes <= dev.caps.limits.maxComputeInvocationsPerWorkgroup!;
+      expect(out.plan.passes[0]!.derived.rowTeams).toBe(Number(tun.gemvTeams ?? (2 * lanes * Math.ceil(N / rb) >= 90000 || !fit4 ? 2 : 4)));
     }
     // the GEMV's activations: rmsnorm(x) * gamma rounded to int8 per block of 32
     const a = new Float32Array(M * K);
