@@ -42,8 +42,8 @@ function ropeHead(x: Float32Array, base: number, D: number, interleaved: boolean
 describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilogue)', () => {
   it.for([
     // M, qHeads, kvHeads, D, K, interleaved, cache, start, tunables
-    // rows mode by default (gemvRowBlock 16): gemvRowBlock / 4 items of 4 columns a workgroup, in 4 teams below
-    // 90,000 lanes in all at 2 teams, else 2 (gemvTeams auto)
+    // rows mode by default (gemvRowBlock 16): gemvRowBlock / 4 items of 4 columns a workgroup, in 2 teams where those
+    // hold >= 90,000 lanes in all or 4 teams do not fit a workgroup, else 4 (gemvTeams auto)
     [1, 4, 2, 64, 256, 0, 'float16', 5, {}],
     [2, 2, 1, 32, 512, 1, 'float32', 3, {}],
     [1, 8, 2, 128, 2048, 0, 'float16', 4, {}], // 64 lanes a team: 256 a workgroup
