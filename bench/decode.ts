@@ -373,6 +373,7 @@ function decoderPaths(d: Decoder) {
     prefetchLayers: d.prefetchLayers,
     chainMlpLayers: d.chainMlpLayers,
     chainAttnLayers: d.chainAttnLayers,
+    chainQkvLayers: d.chainQkvLayers,
   };
 }
 const receipt = {

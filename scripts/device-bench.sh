@@ -129,6 +129,11 @@ for s in "${steps[@]}"; do
     teams)
       o2='{"linear_fused":{"gemvTeams":2}}'; g4='{"linear_glu_q8":{"glu16Teams":4}}'; g1='{"linear_glu_q8":{"glu16Teams":1}}'
       PREFILL='' decode_points teams defaults:'{}' o2:"$o2" g4:"$g4" g1:"$g1" defaults2:'{}' o2b:"$o2" g4b:"$g4" g1b:"$g1" ;;
+    # q|k|v with rope and the decode attention linked into one dispatch (linear_rope_kv attnChain: attention in the
+    # GEMV's 256 lanes, its cache loads before the wait on the GEMV's counter), alternated with the defaults
+    qkv-chain)
+      on='{"linear_rope_kv":{"attnChain":"on"}}'
+      PREFILL='' decode_points qkv-chain defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # the LM head (linear_fused q8a_norm_fused: 128 rows a workgroup, 1002 workgroups for the 8B's 128256 rows; ~85 us
     # for 65 us of weights at the ceiling) in rows mode (headRowBlock rows in headTeams teams), alternated with the
     # defaults (at 1895379 every point lost: headRowBlock stays off)

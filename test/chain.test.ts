@@ -223,6 +223,61 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (const b of [words, sums, sync]) b.destroy();
   });
 
+  it('a part reading vec4 elements of a buffer another part writes as vec2 reads them through an accessor of two; element types must agree', async () => {
+    const dev = await testDevice();
+    const d = dev.device;
+    // part 0 writes pairs[i] = (2 i + 0.5, 2 i + 1.5) (vec2<f32>, as linear_rope_kv writes q); part 1 reads them as
+    // vec4<f32> (as attention reads q) and stores each vec4's weighted sum
+    const writer = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> pairs: array<vec2<f32>>;
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) { pairs[gid.x] = vec2<f32>(2.0 * f32(gid.x) + 0.5, 2.0 * f32(gid.x) + 1.5); }`;
+    const reader = /* wgsl */ `
+@group(0) @binding(0) var<storage, read> quads: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> sums: array<f32>;
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  sums[gid.x] = dot(quads[gid.x], vec4<f32>(1.0, 10.0, 100.0, 1000.0));
+}`;
+    const linked = linkChain(
+      [
+        { code: writer, workgroups: [2, 1, 1], label: 'writer', resources: ['pairs'] },
+        { code: reader, workgroups: [1, 1, 1], label: 'reader', resources: ['pairs', 'sums'] },
+      ],
+      65535,
+      { waits: false },
+    );
+    expect(linked.code).toContain('fn c1_quads_at(i: u32) -> vec4<f32>');
+    expect(linked.code).toContain('var<storage, read_write> c0_pairs: array<vec2<f32>>');
+    const pairs = buf(dev, new Float32Array(256));
+    const sums = buf(dev, new Float32Array(64));
+    const sync = buf(dev, new Uint32Array(4));
+    const bgl = d.createBindGroupLayout({ entries: linked.bindings.map((b) => ({ binding: b.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: b.type } })) });
+    d.pushErrorScope('validation');
+    const pipeline = await d.createComputePipelineAsync({ layout: d.createPipelineLayout({ bindGroupLayouts: [bgl] }), compute: { module: d.createShaderModule({ code: linked.code }), entryPoint: 'main' } });
+    const enc = d.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, d.createBindGroup({ layout: bgl, entries: [pairs, sums, sync].map((buffer, binding) => ({ binding, resource: { buffer } })) }));
+    // twice without waits: the second run's reader reads what the first run's writer wrote
+    pass.dispatchWorkgroups(...linked.workgroups);
+    pass.dispatchWorkgroups(...linked.workgroups);
+    pass.end();
+    d.queue.submit([enc.finish()]);
+    expect((await d.popErrorScope())?.message).toBeUndefined();
+    const got = new Float32Array(await readBuffer(d, sums));
+    // quad i holds floats 4i .. 4i + 3, float j = j + 0.5
+    expect([...got]).toEqual(Array.from({ length: 64 }, (_, i) => [1, 10, 100, 1000].reduce((a, w, j) => a + w * (4 * i + j + 0.5), 0)));
+    // a u32 reader of an f32 writer's buffer does not link
+    expect(() =>
+      linkChain([
+        { code: writer, workgroups: [2, 1, 1], label: 'writer', resources: ['pairs'] },
+        { code: reader.replace('array<vec4<f32>>', 'array<vec4<u32>>').replace('dot(quads[gid.x], vec4<f32>(1.0, 10.0, 100.0, 1000.0))', 'f32(quads[gid.x].x)'), workgroups: [1, 1, 1], label: 'reader', resources: ['pairs', 'sums'] },
+      ]),
+    ).toThrow(/shared with bindings of other element types/);
+    for (const b of [pairs, sums, sync]) b.destroy();
+  });
+
   it('refuses parts whose workgroup sizes differ, and entry points it cannot rebuild, naming the part', () => {
     const other = CONSUMER.replace('@workgroup_size(64, 1, 1)', '@workgroup_size(128, 1, 1)');
     expect(() => linkChain([

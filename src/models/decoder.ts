@@ -9,7 +9,7 @@ import { DTYPE_BYTES } from '../contracts/index.ts';
 import { storageBuffer, uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import { Recorder } from '../gpu/recorder.ts';
-import { opAccepts, opPlan, opVariant, OpRunner, type Tensor } from '../ops/runner.ts';
+import { opAccepts, opPlan, opVariant, OpRunner, type Tensor, type TensorSpec } from '../ops/runner.ts';
 import { plus, type Dyn, type OpSink, type StepTensor } from '../program/step.ts';
 import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
@@ -209,6 +209,20 @@ export class Decoder {
       )
         this.handoffQkv.add(l + 1);
     }
+    // q|k|v with rope and attention linked into one dispatch (tunable attnChain of linear_rope_kv), in the GEMV's
+    // workgroup size (on its activations as the step gives them: the norm handoff or rmsnorm in its prologue)
+    for (const l of this.ropeFusedQkv) {
+      const p = `model.layers.${l}.`;
+      const w = this.weights.tensors.get(p + 'self_attn.qkv_proj.weight');
+      if (!w) continue;
+      const rope = this.ropeByLayer[l]!;
+      const kvCache = { dtype: this.kvDtype, shape: [1, cfg.numKvHeads, cfg.headDim] };
+      const ho = handoffActivations(H);
+      const acts: Record<string, TensorSpec> = this.handoffQkv.has(l) ? { xq: ho.xq, xm: ho.xm } : { x: f32([1, H]), gamma: f32([H]) };
+      const plan = opPlan(this.dev, 'linear_rope_kv', { ...acts, w, cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, cfg.headDim]) }, { eps, interleaved: this.ropeInterleaved });
+      const lanes = Number(plan?.derived.workgroupSize);
+      if (plan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainQkv.set(l, lanes);
+    }
   }
 
   /**
@@ -240,6 +254,12 @@ export class Decoder {
    * and links where it accepts.
    */
   private readonly chainAttn = new Map<number, number>();
+  /**
+   * Layers whose q|k|v GEMV with rope (one linear_rope_kv call) and decode attention the step asks to run as one
+   * dispatch (tunable attnChain of linear_rope_kv), with the GEMV's workgroup size: each program asks attention for it
+   * on its own cache (attribute lanes) and links where it accepts. Where it links, attention does not link with o_proj.
+   */
+  private readonly chainQkv = new Map<number, number>();
 
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
@@ -272,6 +292,11 @@ export class Decoder {
   /** How many layers ask for attention and o_proj as one dispatch (attnChain). */
   get chainAttnLayers(): number {
     return this.chainAttn.size;
+  }
+
+  /** How many layers ask for q|k|v with rope and attention as one dispatch (attnChain of linear_rope_kv). */
+  get chainQkvLayers(): number {
+    return this.chainQkv.size;
   }
 
   /** How many layers hand act(gate) * up to the down GEMV in runs of 16. */
@@ -697,7 +722,9 @@ export class Decoder {
       const acts = this.handoffQkv.has(l) && handoff ? handoff : { x: h, gamma: this.weights.get(p + 'input_layernorm.weight') };
       for (const w of weights)
         s.op('linear_rope_kv', { ...acts, w: this.weights.get(p + w), cos: rope.cos, sin: rope.sin, kCache: kv.k[l]!, vCache: kv.v[l]!, q: q3 }, { eps: this.cfg.rmsNormEps, start_pos: pos, interleaved: this.ropeInterleaved });
-    } else this.emitQkvRope(s, l, h, kv, pos, q3);
+      return this.emitFusedAttentionMlp(s, l, h, kv, pos, q3, this.ropeFusedQkv.has(l) ? this.chainQkv.get(l) : undefined);
+    }
+    this.emitQkvRope(s, l, h, kv, pos, q3);
     return this.emitFusedAttentionMlp(s, l, h, kv, pos, q3);
   }
 
@@ -734,7 +761,7 @@ export class Decoder {
    * The fused layer from the rotated queries on: attention, o_proj (+ residual), gate|up (post norm), down (+ residual).
    * Returns the norm handoff its down GEMV wrote for the next layer's q|k|v, if it wrote one.
    */
-  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor): Handoff | undefined {
+  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor, qkvLanes?: number): Handoff | undefined {
     const cfg = this.cfg;
     const p = `model.layers.${l}.`;
     const D = cfg.headDim;
@@ -753,7 +780,11 @@ export class Decoder {
     const oOut: Record<string, StepTensor> = toMlp ? { y: h, ng: postNorm, nq: toMlp.xq, nm: toMlp.xm } : { y: h };
     // attention with o_proj as one dispatch, in o_proj's workgroup size (with gate|up and down too where chainMlp
     // links those: below)
-    const lanes = this.chainAttn.get(l);
+    // q|k|v (the call just before) with attention as one dispatch, in the GEMV's workgroup size (tunable attnChain of
+    // linear_rope_kv); then attention does not link with o_proj
+    const qkvLinked =
+      qkvLanes !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes: qkvLanes });
+    const lanes = qkvLinked ? undefined : this.chainAttn.get(l);
     const attnLinked = lanes !== undefined && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
     if (this.q8Attention.has(l)) {
       // the combine pass rounds the output for o_proj
@@ -761,7 +792,8 @@ export class Decoder {
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
-      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : attrs);
+      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : qkvLinked ? { ...attrs, lanes: qkvLanes! } : attrs);
+      if (qkvLinked) s.link?.(2);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
     const mlpLinked = this.gluRuns.has(l) && toMlp !== undefined && this.chainMlp.has(l);

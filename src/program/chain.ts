@@ -121,8 +121,11 @@ interface BindingPlan {
   declare?: { binding: number; access: 'uniform' | 'read' | 'read_write'; type: string };
   /** The linked module's name for this binding's variable. */
   name: string;
-  /** Its references are `name[i]` of a vec4 array stored as scalars: read through an accessor `<name>_at(i)`. */
-  accessor?: { fn: string; scalar: string; vec: string; target: string };
+  /**
+   * Its references are `name[i]` of a vector array stored in narrower elements (vec4 as scalars or vec2, vec2 as
+   * scalars): read through an accessor `<name>_at(i)` that joins `ratio` consecutive stored elements.
+   */
+  accessor?: { fn: string; scalar: string; vec: string; target: string; ratio: number };
 }
 
 const sigAt = (toks: Tok[], i: number, dir: 1 | -1) => {
@@ -330,13 +333,18 @@ function emitPart(part: ChainPart, k: number, pp: ParsedPart, plans: Map<number,
   for (const plan of plans.values()) {
     if (plan.accessor) {
       const a = plan.accessor;
-      out.push(`\nfn ${a.fn}(i: u32) -> ${a.vec} {\n  let b = 4u * i;\n  return ${a.vec}(${a.target}[b], ${a.target}[b + 1u], ${a.target}[b + 2u], ${a.target}[b + 3u]);\n}\n`);
+      const parts = Array.from({ length: a.ratio }, (_, j) => `${a.target}[b${j ? ` + ${j}u` : ''}]`).join(', ');
+      out.push(`\nfn ${a.fn}(i: u32) -> ${a.vec} {\n  let b = ${a.ratio}u * i;\n  return ${a.vec}(${parts});\n}\n`);
     }
   }
   return { directives, body: out.join(''), workgroupSize, params, marker };
 }
 
-const VEC4_OF: Record<string, string> = { 'array<vec4<u32>>': 'array<u32>', 'array<vec4<f32>>': 'array<f32>', 'array<vec4<i32>>': 'array<i32>' };
+/** An array binding's element: its scalar type and width (array<vecN<T>> or array<T>, T one of u32 / f32 / i32). */
+function elementOf(type: string): { scalar: string; width: number } | undefined {
+  const m = /^array<(?:vec([24])<(u32|f32|i32)>|(u32|f32|i32))>$/.exec(type);
+  return m ? { scalar: (m[2] ?? m[3])!, width: m[1] ? Number(m[1]) : 1 } : undefined;
+}
 
 /** Where every part's bindings go: shared writable resources bound once (see ChainPart.resources). */
 function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plans: Map<number, BindingPlan>[]; bindings: LinkedChain['bindings'] } {
@@ -375,21 +383,27 @@ function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plan
       continue;
     }
     if (g.some((x) => x.decl.access === 'uniform')) throw new ChainLinkError(parts[first.part]!.label, `binding ${first.decl.index} (${first.decl.name}) is a uniform and a storage buffer another part writes`);
-    // one declaration: the scalar array where members disagree on vec4 vs scalar elements
+    // one declaration: where members disagree on the elements' width (vec4, vec2, scalars of one type), the array of
+    // the narrowest, which the others read through accessors
     const types = new Set(g.map((x) => x.decl.type));
     let type = first.decl.type;
     if (types.size > 1) {
-      const scalars = new Set(g.map((x) => VEC4_OF[x.decl.type] ?? x.decl.type));
-      if (scalars.size > 1) throw new ChainLinkError(parts[first.part]!.label, `binding ${first.decl.index} (${first.decl.name}) is shared with bindings of other element types (${[...types].join(', ')})`);
-      type = [...scalars][0]!;
+      const els = g.map((x) => elementOf(x.decl.type));
+      if (els.some((e) => e === undefined) || new Set(els.map((e) => e!.scalar)).size > 1)
+        throw new ChainLinkError(parts[first.part]!.label, `binding ${first.decl.index} (${first.decl.name}) is shared with bindings of other element types (${[...types].join(', ')})`);
+      const narrow = Math.min(...els.map((e) => e!.width));
+      type = g[els.findIndex((e) => e!.width === narrow)]!.decl.type;
     }
+    const width = elementOf(type)?.width ?? 1;
     for (const x of g) {
       const vec = type !== x.decl.type;
-      if (vec && x.decl.access === 'read_write') throw new ChainLinkError(parts[x.part]!.label, `${x.decl.name} writes ${x.decl.type} to a buffer another part declares ${type}: only reads link through the scalar array`);
+      if (vec && x.decl.access === 'read_write') throw new ChainLinkError(parts[x.part]!.label, `${x.decl.name} writes ${x.decl.type} to a buffer another part declares ${type}: only reads link through the narrower array`);
       plans[x.part]!.set(x.decl.index, {
         ...(x === first ? { declare: { binding, access: 'read_write' as const, type } } : {}),
         name,
-        ...(vec ? { accessor: { fn: `c${x.part}_${x.decl.name}_at`, scalar: type, vec: x.decl.type.slice('array<'.length, -1), target: name } } : {}),
+        ...(vec
+          ? { accessor: { fn: `c${x.part}_${x.decl.name}_at`, scalar: type, vec: x.decl.type.slice('array<'.length, -1), target: name, ratio: elementOf(x.decl.type)!.width / width } }
+          : {}),
       });
     }
     bindings.push({ binding, type: 'storage', from: { part: first.part, index: first.decl.index } });
