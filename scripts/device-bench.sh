@@ -134,6 +134,11 @@ for s in "${steps[@]}"; do
     qkv-chain)
       on='{"linear_rope_kv":{"attnChain":"on"}}'
       PREFILL='' decode_points qkv-chain defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
+    # the same link with attention's V loads after its scores (splitLanesV late: the K row's registers are free by
+    # then), against that attention unlinked and the defaults (at b5616e0 the link lost 331 vs 521 tok/s)
+    qkv-chain-late)
+      late='{"attention":{"splitLanesV":"late"}}'; on='{"linear_rope_kv":{"attnChain":"on"},"attention":{"splitLanesV":"late"}}'
+      PREFILL='' decode_points qkv-chain-late defaults:'{}' late:"$late" on:"$on" defaults2:'{}' late2:"$late" on2:"$on" ;;
     # the LM head (linear_fused q8a_norm_fused: 128 rows a workgroup, 1002 workgroups for the 8B's 128256 rows; ~85 us
     # for 65 us of weights at the ceiling) in rows mode (headRowBlock rows in headTeams teams), alternated with the
     # defaults (at 1895379 every point lost: headRowBlock stays off)
