@@ -136,6 +136,12 @@ for s in "${steps[@]}"; do
       PREFILL='' decode_points qkv-chain defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # the same link with attention's V loads after its scores (splitLanesV late: the K row's registers are free by
     # then), against that attention unlinked and the defaults (at b5616e0 the link lost 331 vs 521 tok/s)
+    # attention in the GEMV's last 32 workgroups to finish (attnChain tail), its V loads early or late, against the
+    # defaults and that attention unlinked
+    qkv-chain-tail)
+      tail='{"linear_rope_kv":{"attnChain":"tail"}}'; tlate='{"linear_rope_kv":{"attnChain":"tail"},"attention":{"splitLanesV":"late"}}'
+      late='{"attention":{"splitLanesV":"late"}}'
+      PREFILL='' decode_points qkv-chain-tail defaults:'{}' tail:"$tail" tlate:"$tlate" late:"$late" defaults2:'{}' tail2:"$tail" tlate2:"$tlate" late2:"$late" ;;
     qkv-chain-late)
       late='{"attention":{"splitLanesV":"late"}}'; on='{"linear_rope_kv":{"attnChain":"on"},"attention":{"splitLanesV":"late"}}'
       PREFILL='' decode_points qkv-chain-late defaults:'{}' late:"$late" on:"$on" defaults2:'{}' late2:"$late" on2:"$on" ;;

@@ -57,7 +57,7 @@ function buf(dev: TesseraDevice, data: Float32Array<ArrayBuffer> | Uint32Array<A
 }
 
 describe('linked chains (src/program/chain.ts)', () => {
-  it('two kernels with clashing names linked into one dispatch give the dependent dispatches\' outputs; with waits (where the device allows), in one dispatch, three times in a pass; the counters are back at 0', async () => {
+  it.each([false, true])('two kernels with clashing names linked into one dispatch give the dependent dispatches\' outputs; with waits (where the device allows), in one dispatch, three times in a pass; the counters are back at 0 (the consumer a tail part: %s)', async (tail) => {
     const dev = await testDevice();
     const d = dev.device;
     const n = 1000;
@@ -69,7 +69,7 @@ describe('linked chains (src/program/chain.ts)', () => {
     const consumerGroups = 5;
     const linked = linkChain([
       { code: PRODUCER, workgroups: [Math.ceil(n / 64), 1, 1], label: 'producer' },
-      { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer' },
+      { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer', tail },
     ]);
     expect(linked.bindings.map((b) => [b.binding, b.type, b.from])).toEqual([
       [0, 'uniform', { part: 0, index: 0 }],
@@ -81,10 +81,12 @@ describe('linked chains (src/program/chain.ts)', () => {
       [6, 'read-only-storage', { part: 1, index: 3 }],
       [7, 'storage', 'sync'],
     ]);
+    // a tail consumer runs in the producer's last 5 workgroups to finish: no workgroups of its own
     expect(linked.phases).toEqual([
       { first: 0, groups: 16 },
-      { first: 16, groups: consumerGroups },
+      { first: tail ? 0 : 16, groups: consumerGroups },
     ]);
+    expect(linked.workgroups).toEqual([tail ? 16 : 16 + consumerGroups, 1, 1]);
     const layout = (types: GPUBufferBindingType[]) => d.createBindGroupLayout({ entries: types.map((type, binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })) });
     const run = async (code: string, types: GPUBufferBindingType[], groups: [number, number, number][], resources: GPUBuffer[][]) => {
       d.pushErrorScope('validation');
@@ -119,7 +121,7 @@ describe('linked chains (src/program/chain.ts)', () => {
       linkChain(
         [
           { code: PRODUCER, workgroups: [Math.ceil(n / 64), 1, 1], label: 'producer', resources: ['u0', 'src', 'mid'] },
-          { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer', resources: ['u1', 'mid', 'dst', 'twice'] },
+          { code: CONSUMER, workgroups: [consumerGroups, 1, 1], label: 'consumer', resources: ['u1', 'mid', 'dst', 'twice'], tail },
         ],
         65535,
         { waits },
@@ -289,5 +291,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       { code: CONSUMER, workgroups: [1, 1, 1], label: 'b' },
     ])).toThrow(ChainLinkError);
     expect(() => linkChain([{ code: PRODUCER, workgroups: [1, 1, 1], label: 'a' }])).toThrow(/two or more parts/);
+    // a tail part needs a part of its own before it, with at least its count of workgroups
+    expect(() => linkChain([
+      { code: PRODUCER, workgroups: [2, 1, 1], label: 'a', tail: true },
+      { code: CONSUMER, workgroups: [1, 1, 1], label: 'b' },
+    ])).toThrow(/chain: a: a tail part runs in the workgroups of the part before it/);
+    expect(() => linkChain([
+      { code: PRODUCER, workgroups: [2, 1, 1], label: 'a' },
+      { code: CONSUMER, workgroups: [3, 1, 1], label: 'b', tail: true },
+    ])).toThrow(/chain: b: 3 workgroups as a tail of a's 2/);
   });
 });

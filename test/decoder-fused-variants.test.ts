@@ -16,7 +16,8 @@
  *   the same logits;
  * - attention and o_proj linked into one dispatch (tunable attnChain), and attention through down (with mlpChain):
  *   the same logits;
- * - q|k|v with rope and attention linked into one dispatch (tunable attnChain of linear_rope_kv): the same logits;
+ * - q|k|v with rope and attention linked into one dispatch (tunable attnChain of linear_rope_kv), attention in workgroups
+ *   of its own or in the GEMV's last workgroups to finish ("tail"): the same logits;
  * - the same handoff in a Q4_K_M model (tunable handoffMixedQkv; off by default there), in every layer ("on") or only
  *   in those whose gate|up writes runs of 16 for a Q4_K down GEMV ("runs");
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
@@ -140,6 +141,16 @@ const VARIANTS = [
     without: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
     layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
     what: 'the linked q|k|v and attention',
+    linkedSaved: 2,
+    needs: linkedChainsNeed,
+    tol: 1e-9,
+  },
+  {
+    name: "q|k|v with rope and attention linked, attention in the GEMV's last workgroups to finish (attnChain tail) vs two dispatches",
+    tunables: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'tail' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
+    without: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
+    what: 'the linked q|k|v and tail attention',
     linkedSaved: 2,
     needs: linkedChainsNeed,
     tol: 1e-9,

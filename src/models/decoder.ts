@@ -221,7 +221,7 @@ export class Decoder {
       const acts: Record<string, TensorSpec> = this.handoffQkv.has(l) ? { xq: ho.xq, xm: ho.xm } : { x: f32([1, H]), gamma: f32([H]) };
       const plan = opPlan(this.dev, 'linear_rope_kv', { ...acts, w, cos: rope.cos, sin: rope.sin, kCache: kvCache, vCache: kvCache, q: f32([1, cfg.numHeads, cfg.headDim]) }, { eps, interleaved: this.ropeInterleaved });
       const lanes = Number(plan?.derived.workgroupSize);
-      if (plan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainQkv.set(l, lanes);
+      if (plan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainQkv.set(l, { lanes, tail: plan.derived.attnChainTail === true });
     }
   }
 
@@ -259,7 +259,7 @@ export class Decoder {
    * dispatch (tunable attnChain of linear_rope_kv), with the GEMV's workgroup size: each program asks attention for it
    * on its own cache (attribute lanes) and links where it accepts. Where it links, attention does not link with o_proj.
    */
-  private readonly chainQkv = new Map<number, number>();
+  private readonly chainQkv = new Map<number, { lanes: number; tail: boolean }>();
 
   /** linear_glu_q8's attributes: mixedQkv says whether the model's layers store q|k and v in different formats. */
   private get gluAttrs(): { eps: number; activation: string; mixedQkv: number } {
@@ -761,7 +761,7 @@ export class Decoder {
    * The fused layer from the rotated queries on: attention, o_proj (+ residual), gate|up (post norm), down (+ residual).
    * Returns the norm handoff its down GEMV wrote for the next layer's q|k|v, if it wrote one.
    */
-  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor, qkvLanes?: number): Handoff | undefined {
+  private emitFusedAttentionMlp(s: OpSink, l: number, h: StepTensor, kv: KvCache, pos: number | Dyn, q3: StepTensor, qkvChain?: { lanes: number; tail: boolean }): Handoff | undefined {
     const cfg = this.cfg;
     const p = `model.layers.${l}.`;
     const D = cfg.headDim;
@@ -783,7 +783,7 @@ export class Decoder {
     // q|k|v (the call just before) with attention as one dispatch, in the GEMV's workgroup size (tunable attnChain of
     // linear_rope_kv); then attention does not link with o_proj
     const qkvLinked =
-      qkvLanes !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes: qkvLanes });
+      qkvChain !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes: qkvChain.lanes });
     const lanes = qkvLinked ? undefined : this.chainAttn.get(l);
     const attnLinked = lanes !== undefined && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
     if (this.q8Attention.has(l)) {
@@ -792,8 +792,8 @@ export class Decoder {
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
     } else {
-      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : qkvLinked ? { ...attrs, lanes: qkvLanes! } : attrs);
-      if (qkvLinked) s.link?.(2);
+      s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : qkvLinked ? { ...attrs, lanes: qkvChain!.lanes } : attrs);
+      if (qkvLinked) s.link?.(2, qkvChain!.tail ? { tail: true } : undefined);
       s.op('linear_fused', { x: { ...att, shape: [1, nH * D] }, w: o, ...oOut }, { accumulate: 1 });
     }
     const mlpLinked = this.gluRuns.has(l) && toMlp !== undefined && this.chainMlp.has(l);

@@ -20,7 +20,9 @@
  * `// chain: inputs` in its entry point where the kernel has one (after the loads that do not depend on earlier
  * parts), else before its function runs; lane 0 spins on an atomicLoad, then the workgroup's barrier. The last
  * workgroup of the last part (the one whose add completes its counter) sets every counter back to 0 for the next
- * dispatch: by then every wait of this dispatch has passed.
+ * dispatch: by then every wait of this dispatch has passed. A tail part (ChainPart.tail) has no workgroups of its own:
+ * the part before it takes tickets from its counter as its workgroups finish, and those with the last tickets run the
+ * tail part (waiting as above for the rest), so no workgroup waits from the dispatch's start.
  *
  * What this relies on beyond WebGPU's guarantees: that a GPU starts workgroups in order (a waiting workgroup never
  * holds back one it waits for), and that plain stores fenced before the counter's add are seen by loads issued after
@@ -49,6 +51,14 @@ export interface ChainPart {
    * dispatch may not bind a buffer twice when either binding is writable). Absent: every binding its own.
    */
   resources?: readonly (string | undefined)[];
+  /**
+   * Run in the last workgroups to finish the part before (as many as this part's grid holds, at most that part's
+   * count), not in workgroups of its own: each of them takes a ticket from the part before's counter as it finishes,
+   * and the last tickets run this part, waiting for the rest of that part as any part waits. No workgroup of this part
+   * waits from the dispatch's start; only its own count of workgroups ever spins. Not on the first part, nor right
+   * after a tail part.
+   */
+  tail?: boolean;
 }
 
 export type ChainBindingType = 'uniform' | 'storage' | 'read-only-storage';
@@ -57,7 +67,10 @@ export interface LinkedChain {
   code: string;
   /** Workgroup size shared by every part. */
   workgroupSize: number;
-  /** First workgroup and workgroup count of each part, in the linked dispatch. */
+  /**
+   * First workgroup and workgroup count of each part, in the linked dispatch (a tail part: those of the part before,
+   * whose last `groups` to finish run it).
+   */
   phases: { first: number; groups: number }[];
   /** The linked dispatch's grid (x only, or wrapped into y past maxX). */
   workgroups: [number, number, number];
@@ -439,8 +452,15 @@ export function linkChain(parts: readonly ChainPart[], maxX = 65535, opts: { wai
   }
   const phases: LinkedChain['phases'] = [];
   let first = 0;
-  for (const part of parts) {
+  for (const [k, part] of parts.entries()) {
     const groups = part.workgroups[0] * part.workgroups[1] * part.workgroups[2];
+    if (part.tail) {
+      const before = phases[k - 1];
+      if (!before || parts[k - 1]!.tail) throw new ChainLinkError(part.label, 'a tail part runs in the workgroups of the part before it: not first, nor after another tail part');
+      if (groups > before.groups) throw new ChainLinkError(part.label, `${groups} workgroups as a tail of ${parts[k - 1]!.label}'s ${before.groups}`);
+      phases.push({ first: before.first, groups });
+      continue;
+    }
     phases.push({ first, groups });
     first += groups;
   }
@@ -459,6 +479,7 @@ export function linkChain(parts: readonly ChainPart[], maxX = 65535, opts: { wai
   lines.push(`// linked by src/program/chain.ts: ${parts.map((p, k) => `part ${k} ${p.label} (workgroups ${phases[k]!.first} .. ${phases[k]!.first + phases[k]!.groups - 1})`).join('; ')}`);
   lines.push(`@group(0) @binding(${syncBinding}) var<storage, read_write> chain_sync: array<atomic<u32>>;`);
   lines.push('var<private> chain_li: u32;');
+  if (parts.some((p) => p.tail)) lines.push('var<workgroup> chain_ticket: u32;');
   for (const [k, pp] of parsed.entries()) {
     lines.push('', `// ---- part ${k}: ${parts[k]!.label}`, pp.body.trim());
     if (k > 0) {
@@ -478,30 +499,48 @@ export function linkChain(parts: readonly ChainPart[], maxX = 65535, opts: { wai
   lines.push('  let g = chain_workgroup_id.x + chain_workgroup_id.y * chain_num_workgroups.x;');
   lines.push('  chain_li = chain_local_invocation_index;');
   lines.push(`  if (g >= ${total}u) { return; }`);
-  for (const [k, pp] of parsed.entries()) {
-    const ph = phases[k]!;
-    const [X, Y, Z] = parts[k]!.workgroups;
-    const cond = k === last ? '' : `if (g < ${ph.first + ph.groups}u) `;
-    lines.push(`  ${k === 0 ? '' : 'else '}${cond}{`);
-    lines.push(`    let r = g - ${ph.first}u;`);
-    lines.push(`    let w = vec3<u32>(r % ${X}u, (r / ${X}u) % ${Y}u, r / ${X * Y}u);`);
-    if (k > 0 && !pp.marker) lines.push(`    c${k}_chain_wait();`);
+  // part j on its workgroup r of its grid, then its handshake: the add to its counter (a ticket where a tail part
+  // follows: that part runs in the workgroups with the last tickets), or the reset by the dispatch's last workgroup
+  const runPart = (j: number, r: string, pad: string): void => {
+    const pp = parsed[j]!;
+    const [X, Y, Z] = parts[j]!.workgroups;
+    lines.push(`${pad}let w${j} = vec3<u32>(${r} % ${X}u, (${r} / ${X}u) % ${Y}u, ${r} / ${X * Y}u);`);
+    if (j > 0 && !pp.marker) lines.push(`${pad}c${j}_chain_wait();`);
     const callArgs = pp.params.map((x) => {
-      if (x.builtin === 'workgroup_id') return 'w';
+      if (x.builtin === 'workgroup_id') return `w${j}`;
       if (x.builtin === 'num_workgroups') return `vec3<u32>(${X}u, ${Y}u, ${Z}u)`;
-      if (x.builtin === 'global_invocation_id') return `w * vec3<u32>(${wg}u, 1u, 1u) + chain_local_invocation_id`;
+      if (x.builtin === 'global_invocation_id') return `w${j} * vec3<u32>(${wg}u, 1u, 1u) + chain_local_invocation_id`;
       return `chain_${x.builtin}`;
     });
-    lines.push(`    c${k}_main(${callArgs.join(', ')});`);
-    lines.push('    storageBarrier();', '    workgroupBarrier();', '    if (chain_li == 0u) {');
-    if (k !== last) lines.push(`      _ = atomicAdd(&chain_sync[${k}u], 1u);`);
-    else {
-      lines.push(`      let c = atomicAdd(&chain_sync[${k}u], 1u);`);
-      lines.push(`      if (c == ${ph.groups - 1}u) {`, '        // the dispatch\'s last workgroup: every wait has passed; the counters start at 0 for the next one');
-      for (let j = 0; j <= last; j++) lines.push(`        atomicStore(&chain_sync[${j}u], 0u);`);
-      lines.push('      }');
+    lines.push(`${pad}c${j}_main(${callArgs.join(', ')});`);
+    lines.push(`${pad}storageBarrier();`, `${pad}workgroupBarrier();`);
+    const tail = j < last && parts[j + 1]!.tail;
+    if (tail) {
+      const ahead = phases[j]!.groups - phases[j + 1]!.groups;
+      lines.push(`${pad}if (chain_li == 0u) {`, `${pad}  chain_ticket = atomicAdd(&chain_sync[${j}u], 1u);`, `${pad}}`);
+      lines.push(`${pad}// the last ${phases[j + 1]!.groups} workgroups of part ${j} to finish run part ${j + 1}`);
+      lines.push(`${pad}let t${j} = workgroupUniformLoad(&chain_ticket);`, `${pad}if (t${j} >= ${ahead}u) {`);
+      runPart(j + 1, `(t${j} - ${ahead}u)`, pad + '  ');
+      lines.push(`${pad}}`);
+      return;
     }
-    lines.push('    }', '  }');
+    lines.push(`${pad}if (chain_li == 0u) {`);
+    if (j !== last) lines.push(`${pad}  _ = atomicAdd(&chain_sync[${j}u], 1u);`);
+    else {
+      lines.push(`${pad}  let c = atomicAdd(&chain_sync[${j}u], 1u);`);
+      lines.push(`${pad}  if (c == ${phases[j]!.groups - 1}u) {`, `${pad}    // the dispatch's last workgroup: every wait has passed; the counters start at 0 for the next one`);
+      for (let i = 0; i <= last; i++) lines.push(`${pad}    atomicStore(&chain_sync[${i}u], 0u);`);
+      lines.push(`${pad}  }`);
+    }
+    lines.push(`${pad}}`);
+  };
+  const own = parts.flatMap((p, k) => (p.tail ? [] : [k]));
+  for (const [i, k] of own.entries()) {
+    const ph = phases[k]!;
+    const cond = i === own.length - 1 ? '' : `if (g < ${ph.first + ph.groups}u) `;
+    lines.push(`  ${i === 0 ? '' : 'else '}${cond}{`);
+    runPart(k, `(g - ${ph.first}u)`, '    ');
+    lines.push('  }');
   }
   lines.push('}', '');
   const x = Math.min(total, maxX);
@@ -521,9 +560,9 @@ export interface ChainCall {
  * their buffers and to `sync` (the counters: zeroed, at least calls.length words, for this chain alone or for chains
  * that never run at once). Plans with intermediates or several passes do not link.
  */
-export async function linkCalls(dev: TesseraDevice, calls: readonly ChainCall[], sync: GPUBuffer, label: string, opts: { waits?: boolean } = {}): Promise<{ dispatch: Dispatch; linked: LinkedChain }> {
+export async function linkCalls(dev: TesseraDevice, calls: readonly ChainCall[], sync: GPUBuffer, label: string, opts: { waits?: boolean; tail?: boolean } = {}): Promise<{ dispatch: Dispatch; linked: LinkedChain }> {
   const entries: BufferBinding[][] = [];
-  const parts: ChainPart[] = calls.map((c) => {
+  const parts: ChainPart[] = calls.map((c, k) => {
     const pass = c.plan.passes[0];
     const name = `${c.plan.contract} [${c.plan.variant}]`;
     if (c.plan.passes.length !== 1 || !pass || pass.kernel || c.plan.intermediates.length) throw new ChainLinkError(name, 'only a plan of one templated pass and no intermediates links');
@@ -531,7 +570,7 @@ export async function linkCalls(dev: TesseraDevice, calls: readonly ChainCall[],
     entries.push(e);
     const resources: (string | undefined)[] = [];
     for (const x of e) resources[x.binding] = `${idOf(x.buffer)}:${x.offset ?? 0}:${x.size ?? x.buffer.size - (x.offset ?? 0)}`;
-    return { code: renderPassShader(c.plan, pass), workgroups: pass.dispatch, label: name, resources };
+    return { code: renderPassShader(c.plan, pass), workgroups: pass.dispatch, label: name, resources, ...(opts.tail && k === calls.length - 1 ? { tail: true } : {}) };
   });
   const linked = linkChain(parts, dev.caps.limits.maxComputeWorkgroupsPerDimension, opts);
   const { pipeline, layout } = await dev.pipelines.get({ code: linked.code, entryPoint: 'main', layout: linked.bindings.map(({ binding, type }) => ({ binding, type })), label });

@@ -178,7 +178,7 @@ export class Program implements CommandList {
     const linkRefused: string[] = [];
     let linked = 0;
     let sync: GPUBuffer | undefined;
-    for (const [first, last] of step.links) {
+    for (const [first, last, opts] of step.links) {
       const calls = bound.slice(first, last + 1);
       const what = `calls ${first} .. ${last} (${calls.map((c) => c.plan.variant).join(' + ')})`;
       if (!chainsCanWait(dev.caps)) {
@@ -187,7 +187,7 @@ export class Program implements CommandList {
       }
       sync ??= dev.buffers.acquire(Math.max(16, 4 * Math.max(...step.links.map(([a, b]) => b - a + 1))), STORAGE_USAGE, `${label}.chain-sync`);
       try {
-        const { dispatch } = await linkCalls(dev, calls, sync, `chain [${calls.map((c) => c.plan.variant).join(' + ')}]`);
+        const { dispatch } = await linkCalls(dev, calls, sync, `chain [${calls.map((c) => c.plan.variant).join(' + ')}]`, { tail: opts?.tail });
         callSteps[first] = [dispatchStep(dev, dispatch)];
         for (let i = first + 1; i <= last; i++) callSteps[i] = [];
         linked += last - first;

@@ -43,6 +43,12 @@ export interface Activation {
 }
 
 /** What a model builder emits into. */
+/** How a run of linked calls runs (src/program/chain.ts). */
+export interface LinkOptions {
+  /** The run's last call in the last workgroups to finish the call before it, not in workgroups of its own (ChainPart.tail). */
+  tail?: boolean;
+}
+
 export interface OpSink {
   /** A fresh activation tensor (f32 unless said). */
   act(label: string, shape: readonly number[], dtype?: string): StepTensor;
@@ -51,7 +57,7 @@ export interface OpSink {
    * Asks that the last `n` ops run as one dispatch (src/program/chain.ts) where the program can link them; sinks that
    * run ops one by one leave it out.
    */
-  link?(n: number): void;
+  link?(n: number, opts?: LinkOptions): void;
 }
 
 /** Dtypes an activation may have (block-quantized formats are weights only). */
@@ -61,13 +67,13 @@ export class StepBuilder implements OpSink {
   readonly calls: OpCall[] = [];
   readonly acts: Activation[] = [];
   /** Runs of calls [first, last] to link into one dispatch each (link). */
-  readonly links: [number, number][] = [];
+  readonly links: [number, number, LinkOptions?][] = [];
 
-  link(n: number): void {
+  link(n: number, opts?: LinkOptions): void {
     if (!Number.isInteger(n) || n < 2 || n > this.calls.length) throw new RangeError(`link(${n}): needs 2 .. ${this.calls.length} calls`);
     const first = this.calls.length - n;
     if (this.links.some(([, last]) => last >= first)) throw new RangeError(`link(${n}): calls ${first} .. ${this.calls.length - 1} overlap a linked run`);
-    this.links.push([first, this.calls.length - 1]);
+    this.links.push(opts ? [first, this.calls.length - 1, opts] : [first, this.calls.length - 1]);
   }
 
   act(label: string, shape: readonly number[], dtype = 'float32'): StepTensor {
