@@ -145,6 +145,11 @@ for s in "${steps[@]}"; do
     qkv-chain-late)
       late='{"attention":{"splitLanesV":"late"}}'; on='{"linear_rope_kv":{"attnChain":"on"},"attention":{"splitLanesV":"late"}}'
       PREFILL='' decode_points qkv-chain-late defaults:'{}' late:"$late" on:"$on" defaults2:'{}' late2:"$late" on2:"$on" ;;
+    # the LM head's items a workgroup (linear_fused gemvItems: 32 items of 4 rows by default at N >= 16384, 1002
+    # workgroups for the 8B's 128256 rows; the head is the only fused-prologue GEMV of the 8B Q4_K step) at 16 and 64
+    head-items)
+      i16='{"linear_fused":{"gemvItems":16}}'; i64='{"linear_fused":{"gemvItems":64}}'
+      PREFILL='' decode_points head-items defaults:'{}' i16:"$i16" i64:"$i64" defaults2:'{}' i16b:"$i16" i64b:"$i64" ;;
     # the LM head (linear_fused q8a_norm_fused: 128 rows a workgroup, 1002 workgroups for the 8B's 128256 rows; ~85 us
     # for 65 us of weights at the ceiling) in rows mode (headRowBlock rows in headTeams teams), alternated with the
     # defaults (at 1895379 every point lost: headRowBlock stays off)
