@@ -2,7 +2,7 @@
  * src/program/chain.ts: kernels linked into one dispatch give what the same kernels give as dependent dispatches.
  */
 import { describe, expect, it } from 'vitest';
-import { chainsCanWait, linkChain, ChainLinkError } from '../src/program/chain.ts';
+import { chainsCanWait, linkChain, ChainLinkError, type LinkedChain } from '../src/program/chain.ts';
 import { readBuffer, STORAGE_USAGE, USAGE } from '../src/gpu/buffers.ts';
 import { testDevice } from './helpers/device.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
@@ -54,6 +54,23 @@ function buf(dev: TesseraDevice, data: Float32Array<ArrayBuffer> | Uint32Array<A
   const b = dev.device.createBuffer({ size: Math.max(16, data.byteLength), usage: usage | USAGE.COPY_DST });
   dev.device.queue.writeBuffer(b, 0, data);
   return b;
+}
+
+/** Runs a linked module twice in one pass on `buffers` (its bindings in order), with no validation error. */
+async function runTwice(dev: TesseraDevice, linked: LinkedChain, buffers: GPUBuffer[]): Promise<void> {
+  const d = dev.device;
+  const bgl = d.createBindGroupLayout({ entries: linked.bindings.map((b) => ({ binding: b.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: b.type } })) });
+  d.pushErrorScope('validation');
+  const pipeline = await d.createComputePipelineAsync({ layout: d.createPipelineLayout({ bindGroupLayouts: [bgl] }), compute: { module: d.createShaderModule({ code: linked.code }), entryPoint: 'main' } });
+  const enc = d.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, d.createBindGroup({ layout: bgl, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) }));
+  pass.dispatchWorkgroups(...linked.workgroups);
+  pass.dispatchWorkgroups(...linked.workgroups);
+  pass.end();
+  d.queue.submit([enc.finish()]);
+  expect((await d.popErrorScope())?.message).toBeUndefined();
 }
 
 describe('linked chains (src/program/chain.ts)', () => {
@@ -200,19 +217,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     const words = buf(dev, new Uint32Array(256));
     const sums = buf(dev, new Uint32Array(64));
     const sync = buf(dev, new Uint32Array(4));
-    const bgl = d.createBindGroupLayout({ entries: linked.bindings.map((b) => ({ binding: b.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: b.type } })) });
-    d.pushErrorScope('validation');
-    const pipeline = await d.createComputePipelineAsync({ layout: d.createPipelineLayout({ bindGroupLayouts: [bgl] }), compute: { module: d.createShaderModule({ code: linked.code }), entryPoint: 'main' } });
-    const enc = d.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, d.createBindGroup({ layout: bgl, entries: [words, sums, sync].map((buffer, binding) => ({ binding, resource: { buffer } })) }));
     // twice without waits: the second run's reader reads what the first run's writer wrote
-    pass.dispatchWorkgroups(...linked.workgroups);
-    pass.dispatchWorkgroups(...linked.workgroups);
-    pass.end();
-    d.queue.submit([enc.finish()]);
-    expect((await d.popErrorScope())?.message).toBeUndefined();
+    await runTwice(dev, linked, [words, sums, sync]);
     const got = new Uint32Array(await readBuffer(d, sums));
     expect([...got]).toEqual(Array.from({ length: 64 }, (_, i) => [0, 1, 2, 3].reduce((a, j) => a + 3 * (4 * i + j) + 1, 0)));
     // a vec4 writer of a scalar reader's buffer does not link (writes through the scalar array are not rebuilt)
@@ -254,19 +260,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     const pairs = buf(dev, new Float32Array(256));
     const sums = buf(dev, new Float32Array(64));
     const sync = buf(dev, new Uint32Array(4));
-    const bgl = d.createBindGroupLayout({ entries: linked.bindings.map((b) => ({ binding: b.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: b.type } })) });
-    d.pushErrorScope('validation');
-    const pipeline = await d.createComputePipelineAsync({ layout: d.createPipelineLayout({ bindGroupLayouts: [bgl] }), compute: { module: d.createShaderModule({ code: linked.code }), entryPoint: 'main' } });
-    const enc = d.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, d.createBindGroup({ layout: bgl, entries: [pairs, sums, sync].map((buffer, binding) => ({ binding, resource: { buffer } })) }));
     // twice without waits: the second run's reader reads what the first run's writer wrote
-    pass.dispatchWorkgroups(...linked.workgroups);
-    pass.dispatchWorkgroups(...linked.workgroups);
-    pass.end();
-    d.queue.submit([enc.finish()]);
-    expect((await d.popErrorScope())?.message).toBeUndefined();
+    await runTwice(dev, linked, [pairs, sums, sync]);
     const got = new Float32Array(await readBuffer(d, sums));
     // quad i holds floats 4i .. 4i + 3, float j = j + 0.5
     expect([...got]).toEqual(Array.from({ length: 64 }, (_, i) => [1, 10, 100, 1000].reduce((a, w, j) => a + w * (4 * i + j + 0.5), 0)));

@@ -133,28 +133,18 @@ const VARIANTS = [
     needs: linkedChainsNeed,
     tol: 1e-9,
   },
-  {
-    name: 'q|k|v with rope and attention linked into one dispatch (tunable attnChain of linear_rope_kv) vs two dispatches',
-    // attention is asked for the q|k|v GEMV's workgroup size (128 lanes at these shapes); it loads the cache before it
-    // waits, and the new position's rows again after
-    tunables: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'on' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
+  // attention is asked for the q|k|v GEMV's workgroup size (128 lanes at these shapes); it loads the cache before it
+  // waits, the new position's rows after; "tail": in the GEMV's last workgroups to finish
+  ...(['on', 'tail'] as const).map((mode) => ({
+    name: `q|k|v with rope and attention linked into one dispatch (tunable attnChain of linear_rope_kv: ${mode}) vs two dispatches`,
+    tunables: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: mode }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
     without: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
     layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
-    what: 'the linked q|k|v and attention',
+    what: `the linked q|k|v and attention (${mode})`,
     linkedSaved: 2,
     needs: linkedChainsNeed,
     tol: 1e-9,
-  },
-  {
-    name: "q|k|v with rope and attention linked, attention in the GEMV's last workgroups to finish (attnChain tail) vs two dispatches",
-    tunables: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'tail' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
-    without: { linear_rope_kv: { cpuMapping: 'off', normHandoff: 'off', attnChain: 'off' }, attention: { cpuMapping: 'off', shortLanes: 'on' }, linear_glu_q8: { normHandoff: 'off' } },
-    layers: (m: LoadedModel) => m.decoder.chainQkvLayers,
-    what: 'the linked q|k|v and tail attention',
-    linkedSaved: 2,
-    needs: linkedChainsNeed,
-    tol: 1e-9,
-  },
+  })),
   {
     name: 'attention, o_proj, gate|up and down linked into one dispatch (attnChain and mlpChain) vs four dispatches',
     // every part in workgroups of 128 lanes (o_proj: 4 teams of 32; gate|up: 4 teams; down: 128; attention: asked)
