@@ -778,12 +778,12 @@ export class Decoder {
     // o_proj's norm handoff to gate|up: h * post-norm rounded in o_proj's epilogue
     const toMlp = this.handoffMlp.has(l) ? this.handoffActs(s) : undefined;
     const oOut: Record<string, StepTensor> = toMlp ? { y: h, ng: postNorm, nq: toMlp.xq, nm: toMlp.xm } : { y: h };
-    // attention with o_proj as one dispatch, in o_proj's workgroup size (with gate|up and down too where chainMlp
-    // links those: below)
     // q|k|v (the call just before) with attention as one dispatch, in the GEMV's workgroup size (tunable attnChain of
     // linear_rope_kv); then attention does not link with o_proj
     const qkvLinked =
       qkvChain !== undefined && !this.q8Attention.has(l) && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes: qkvChain.lanes });
+    // attention with o_proj as one dispatch, in o_proj's workgroup size (with gate|up and down too where chainMlp
+    // links those: below)
     const lanes = qkvLinked ? undefined : this.chainAttn.get(l);
     const attnLinked = lanes !== undefined && !this.prefetchO.has(l) && opAccepts(this.dev, 'attention', this.attentionSpec(kv.capacity), { ...this.attentionAttrs(l), lanes });
     if (this.q8Attention.has(l)) {

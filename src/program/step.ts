@@ -42,13 +42,13 @@ export interface Activation {
   last: number;
 }
 
-/** What a model builder emits into. */
 /** How a run of linked calls runs (src/program/chain.ts). */
 export interface LinkOptions {
   /** The run's last call in the last workgroups to finish the call before it, not in workgroups of its own (ChainPart.tail). */
   tail?: boolean;
 }
 
+/** What a model builder emits into. */
 export interface OpSink {
   /** A fresh activation tensor (f32 unless said). */
   act(label: string, shape: readonly number[], dtype?: string): StepTensor;
