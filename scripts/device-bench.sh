@@ -24,7 +24,7 @@ run() { # name seconds command...
   grep -vE "warning: use of deprecated|^\s*\^|subgroupMatrix(Load|Store|MultiplyAccumulate)|Compilation log|^\s*$" "$OUT/$name.log" | tail -n 40
 }
 
-# bench/decode.ts on the 8B in Q4_K (QUANT for another format, DECODE_ARGS for more options) once per point
+# bench/decode.ts on the 8B in Q4_K (PRESETS for other models, QUANT for another format, DECODE_ARGS for more options) once per point
 # "name:TESSERA_TUNABLES", in the order given (list alternations to compare: one run moves a few percent from the next);
 # receipts $OUT/<step>-<name>.json; PREFILL='' leaves out the prefill runs
 decode_points() { # step point...
@@ -32,7 +32,7 @@ decode_points() { # step point...
   shift
   for p in "$@"; do
     # shellcheck disable=SC2086 # DECODE_ARGS: several options
-    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets llama-8b --quant "${QUANT:-q4k}" ${DECODE_ARGS:-} --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
+    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets "${PRESETS:-llama-8b}" --quant "${QUANT:-q4k}" ${DECODE_ARGS:-} --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
   done
 }
 
@@ -145,6 +145,11 @@ for s in "${steps[@]}"; do
     qkv-chain-late)
       late='{"attention":{"splitLanesV":"late"}}'; on='{"linear_rope_kv":{"attnChain":"on"},"attention":{"splitLanesV":"late"}}'
       PREFILL='' decode_points qkv-chain-late defaults:'{}' late:"$late" on:"$on" defaults2:'{}' late2:"$late" on2:"$on" ;;
+    # linear_fused gemvFuseQuant auto (the LM head's rmsnorm in a quant pass, then the GEMV in one item of 4 rows a
+    # workgroup of 32 lanes) against the fused head ("on", the default before), Llama-3.2-1B and 3.1-8B Q4_K
+    head-split)
+      old='{"linear_fused":{"gemvFuseQuant":"on"}}'
+      PRESETS=llama-1b-128k,llama-8b PREFILL='' decode_points head-split new:'{}' old:"$old" new2:'{}' old2:"$old" ;;
     # the LM head's items a workgroup (linear_fused gemvItems: 32 items of 4 rows by default at N >= 16384, 1002
     # workgroups for the 8B's 128256 rows; the head is the only fused-prologue GEMV of the 8B Q4_K step) at 16 and 64
     head-items)
