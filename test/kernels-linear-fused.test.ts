@@ -150,13 +150,14 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
     [1, 8320, 256, 'rmsnorm', 'silu', 0, {}],
-    // an LM head's rows (65536 or more): by default (gemvFuseQuant auto) a quant pass with the norm, then the GEMV in
+    // an LM head's rows (65536 or more) under gemvFuseQuant auto: a quant pass with the norm, then the GEMV in
     // workgroups of one item of 32 lanes
-    [1, 65600, 256, 'rmsnorm', 'silu', 0, {}],
+    [1, 65600, 256, 'rmsnorm', 'silu', 0, { gemvFuseQuant: 'auto' }],
   ] as const)('q4_k on int8 activations (gemvInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
-    // gemvFuseQuant auto (the default): fused but for an LM head's rows (65536 or more) outside its rows mode
+    // gemvFuseQuant on (the default); auto: fused but for an LM head's rows (65536 or more) outside its rows mode
     const headRows = 'headRowBlock' in tunables && tunables.headRowBlock > 0;
-    const fused = 'gemvFuseQuant' in tunables ? tunables.gemvFuseQuant === 'on' : N < 65536 || headRows;
+    const fq = 'gemvFuseQuant' in tunables ? tunables.gemvFuseQuant : 'on';
+    const fused = fq === 'on' || (fq === 'auto' && (N < 65536 || headRows));
     const { y, want, plan } = await runInt8('q4_k', M, N, K, prologue, activation, accumulate, tunables);
     // rows mode: asked for, or by default for prologue none where 4 teams fit the device's workgroup
     const rowsAuto = prologue === 'none' && fused && !('gemvRowBlock' in tunables) && 4 * 32 * Math.ceil(K / 32 / 32) <= dev.caps.limits.maxComputeInvocationsPerWorkgroup!;
