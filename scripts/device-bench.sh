@@ -145,6 +145,10 @@ for s in "${steps[@]}"; do
     qkv-chain-late)
       late='{"attention":{"splitLanesV":"late"}}'; on='{"linear_rope_kv":{"attnChain":"on"},"attention":{"splitLanesV":"late"}}'
       PREFILL='' decode_points qkv-chain-late defaults:'{}' late:"$late" on:"$on" defaults2:'{}' late2:"$late" on2:"$on" ;;
+    # greedy sampling in one workgroup's pass (sample argmaxOne: greedy_one) against partials + reduce, 8B and 1B Q4_K
+    argmax-one)
+      on='{"sample":{"argmaxOne":"on"}}'
+      PRESETS=llama-1b-128k,llama-8b PREFILL='' decode_points argmax-one defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # linear_fused gemvFuseQuant auto (the LM head's rmsnorm in a quant pass, then the GEMV in one item of 4 rows a
     # workgroup of 32 lanes) against the fused head ("on", the default before), Llama-3.2-1B and 3.1-8B Q4_K
     head-split)

@@ -33,7 +33,7 @@ const PART = 4 + 2 * TOPK_PATH_KMAX;
 const GUARD = 64;
 const SENTINEL = 0xdeadbeef;
 
-type Path = 'argmax' | 'argmax_counted' | 'single_pass' | 'topk_path' | 'topk_serial';
+type Path = 'argmax' | 'argmax_counted' | 'argmax_one' | 'single_pass' | 'topk_path' | 'topk_serial';
 /** The state word the counted greedy path writes its NaN/Inf count into (the decode loop's). */
 const WORD = 3;
 
@@ -42,12 +42,12 @@ const WORD = 3;
  * top_k_any_temperature) or single_pass variant.
  */
 function samplePlan(path: Path, u: SampleUniforms, contract = 'sample', registry?: Registry): Plan {
-  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature', topk_serial: 'serial' }[path];
+  const variant = { argmax: 'greedy', argmax_counted: 'greedy_counted', argmax_one: 'greedy_one', single_pass: 'single_pass', topk_path: u.temperature > 0 ? 'top_k' : 'top_k_any_temperature', topk_serial: 'serial' }[path];
   return planOp(dev, contract, {
     shapes: { logits: [u.vocab_size] },
-    attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed, ...(path === 'argmax_counted' ? { nonfinite_word: WORD } : {}) },
-    // the CPU adapters' top-k path, on any device
-    ...(path === 'topk_serial' ? { tunables: { cpuMapping: 'on' } } : {}),
+    attributes: { temperature: u.temperature, top_k: u.top_k, top_p: u.top_p, seed: u.random_seed, ...(path === 'argmax_counted' || path === 'argmax_one' ? { nonfinite_word: WORD } : {}) },
+    // the CPU adapters' top-k path, on any device; the one-workgroup greedy pass (off by default), on any device
+    ...(path === 'topk_serial' ? { tunables: { cpuMapping: 'on' } } : path === 'argmax_one' ? { tunables: { cpuMapping: 'off', argmaxOne: 'on' } } : {}),
     variant,
     ...(registry ? { registry } : {}),
   });
@@ -59,7 +59,7 @@ function outputWords(path: Path, n: number): number {
   if (path === 'argmax') return PART + 2 * n;
   if (path === 'argmax_counted') return PART + 3 * n;
   if (path === 'topk_path') return PART + 2 * TOPK_PATH_KMAX * n;
-  return 4; // single_pass, topk_serial: the token alone
+  return 4; // single_pass, topk_serial, argmax_one: the header words alone
 }
 
 /** Phase-1 workgroups of a plan (its first pass's dispatch width). */
@@ -146,6 +146,8 @@ describe('greedy argmax', () => {
       expect(await select('topk_path', logits, { ...u, top_k: 5 })).toBe(want);
       expect(await select('topk_serial', logits, u)).toBe(want);
       expect(await select('topk_serial', logits, { ...u, top_k: 5 })).toBe(want);
+      // the one-workgroup pass reads the row as vec4: vocabs that are a multiple of 4
+      if (V % 4 === 0) expect(await select('argmax_one', logits, u)).toBe(want);
       if (V > 1) {
         // any phase-1 dispatch size works
         expect(await select('argmax', logits, u, 1)).toBe(want);
@@ -163,6 +165,8 @@ describe('greedy argmax', () => {
     expect(await select('argmax_counted', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
     expect(await select('single_pass', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
     expect(await select('argmax_counted', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
+    expect(await select('argmax_one', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
+    expect(await select('argmax_one', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
     expect(await select('topk_serial', l, U({ vocab_size: 300, temperature: 0 }))).toBe(123);
     expect(await select('topk_serial', new Float32Array(300).fill(2), U({ vocab_size: 300, temperature: 0 }))).toBe(0);
   });
@@ -189,6 +193,23 @@ describe('greedy argmax with the NaN/Inf count (greedy_counted)', () => {
     expect(got[WORD]).toBe(new Set(inf).size);
     const clean = await selectState('argmax_counted', randomLogits(V, 13 * V), U({ vocab_size: V, temperature: 0 }));
     expect(clean[WORD]).toBe(0);
+    if (V % 4 === 0) {
+      // the one-workgroup pass (greedy_one): the same id and count; it writes the header words 0 and 3 alone
+      const one = await selectState('argmax_one', logits, U({ vocab_size: V, temperature: 0 }));
+      expect([one[0], one[WORD], one[1], one[2]]).toEqual([(await selectState('argmax_counted', logits, U({ vocab_size: V, temperature: 0 })))[0], want, SENTINEL, SENTINEL]);
+      expect((await selectState('argmax_one', finite, U({ vocab_size: V, temperature: 0 })))[0]).toBe(Math.min(...inf));
+    }
+  });
+
+  it('the one-workgroup pass (greedy_one) only where asked (tunable argmaxOne), for vocabs of a multiple of 4 on GPU mappings', () => {
+    const plan = (vocab: number, tunables: Record<string, string>) =>
+      planOp(dev, 'sample', { shapes: { logits: [vocab] }, attributes: { temperature: 0, nonfinite_word: 3 }, tunables });
+    const p = plan(50000, { cpuMapping: 'off', argmaxOne: 'on' });
+    expect([p.variant, p.passes.length, p.passes[0]!.dispatch[0], p.derived.countsNonfinite]).toEqual(['greedy_one', 1, 1, true]);
+    expect(p.derived.workgroupSize).toBe(dev.caps.limits.maxComputeInvocationsPerWorkgroup! >= 1024 ? 1024 : 256);
+    expect(plan(50000, { cpuMapping: 'off' }).variant).toBe('greedy_counted');
+    expect(plan(50001, { cpuMapping: 'off', argmaxOne: 'on' }).variant).toBe('greedy_counted');
+    expect(plan(50000, { cpuMapping: 'on', argmaxOne: 'on' }).variant).toBe('serial');
   });
 
   it('the contract counts only where it can (greedy, a header word, the tunable on) and says so', () => {
