@@ -27,8 +27,11 @@
  * What this relies on beyond WebGPU's guarantees: that a GPU starts workgroups in order (a waiting workgroup never
  * holds back one it waits for), and that plain stores fenced before the counter's add are seen by loads issued after
  * another workgroup sees the count (WGSL has no device-scope fence; every H200 run so far gave the unlinked kernels'
- * outputs to the bit). Callers check outputs against the unchained kernels (test/chain.test.ts, the linked decoder
- * case of test/decoder-fused-variants.test.ts, bench/kernels.ts --mlp-chains with --mlp-link).
+ * outputs to the bit). A part must not load, before its wait, anything an earlier part of the dispatch writes: on the
+ * H200 such a load left the old bytes in its SM's L1, where the same address loaded after the wait found them
+ * (attention-split-lanes.wgsl.jinja, chainWait). Callers check outputs against the unchained kernels
+ * (test/chain.test.ts, the linked decoder cases of test/decoder-fused-variants.test.ts, bench/kernels.ts
+ * --mlp-chains with --mlp-link).
  */
 
 import { passEntries, renderPassShader, type GpuTensorRef } from '../contracts/run.ts';
