@@ -193,6 +193,7 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     sequentialTokensPerSecond: sequential.tokensPerSecond,
     loopHostMs: prog.hostMs,
     sequentialLoopHostMs: sequential.hostMs,
+    headPicks: prog.session.headPicks,
     program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, label: decodeProgram.label, stats: decodeProgram.stats },
     perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
     sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,

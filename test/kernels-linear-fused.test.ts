@@ -204,6 +204,77 @@ describe('linear_fused vs the CPU reference', () => {
     expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
 
+  // the LM head's greedy pick (tunable headArgmax): the index of the largest logit the GEMV writes (ties to the lowest)
+  // and the count of NaN/Inf ones, joined by the last workgroup to finish; its area of state is left zeroed
+  it.each([
+    [8320, 256, 1, 'plain'], // 2 columns an item, 8 items: 520 workgroups
+    [65600, 256, 1, 'tie'], // 4 columns, 32 items: 513 workgroups; the best row copied to a lower row of another workgroup
+    [8320, 512, 3e38, 'overflow'], // most logits +-Inf: the count, and the lowest +Inf
+  ] as const)('q4_k head with the greedy pick (q8a_norm_argmax) N=%i K=%i alpha %d (%s)', async (N, K, alpha, kind) => {
+    const r = new Rng(`linear_fused/argmax/${N}x${K}/${kind}`);
+    const x = r.floats(K);
+    const gamma = r.floats(K).map((v) => 1 + v);
+    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const rowBytes = (K / 256) * 144;
+    const tensors = (w: Uint8Array, state: Uint32Array): Record<string, HostTensor> => ({
+      x: { dtype: 'float32', shape: [1, K], data: x },
+      w: { dtype: 'q4_k', shape: [N, K], data: w },
+      gamma: { dtype: 'float32', shape: [K], data: gamma },
+      y: { dtype: 'float32', shape: [1, N], data: new Float32Array(N) },
+      state: { dtype: 'uint32', shape: [state.length], data: state },
+    });
+    const base = 8;
+    const run = (w: Uint8Array) => {
+      const state = new Uint32Array(base + 1 + 3 * 2048);
+      state.set([12345, 7, 7, 999]);
+      return runContract(dev, opContract('linear_fused'), { inputs: tensors(w, state), attributes: { alpha, prologue: 'rmsnorm', state_base: base, nonfinite_word: 3 }, tunables: { gemvInt8: 'on', cpuMapping: 'off', headArgmax: 'on' } });
+    };
+    /** The index of the largest of y (ties to the lowest; undefined where a NaN makes it unspecified) and the NaN/Inf count. */
+    const pick = (y: Float32Array) => {
+      let best = 0;
+      let bad = 0;
+      let nan = false;
+      y.forEach((v, i) => {
+        if (!Number.isFinite(v)) bad++;
+        if (Number.isNaN(v)) nan = true;
+        else if (v > y[best]! || Number.isNaN(y[best]!)) best = i;
+      });
+      return { best: nan ? undefined : best, bad };
+    };
+    let w = wBytes;
+    let { outputs, plan } = await run(w);
+    expect(plan.variant).toBe('q8a_norm_argmax');
+    const groups = plan.passes[0]!.dispatch[0] * plan.passes[0]!.dispatch[1];
+    expect(groups).toBeGreaterThan(500);
+    if (kind === 'tie') {
+      // the best row's bytes copied into a row 3 workgroups lower: equal logits, the lower index wins
+      const first = pick(outputs.y!.data as Float32Array).best!;
+      const lower = first - 3 * 128 >= 0 ? first - 3 * 128 : first + 3 * 128;
+      w = wBytes.slice();
+      w.copyWithin(lower * rowBytes, first * rowBytes, (first + 1) * rowBytes);
+      ({ outputs } = await run(w));
+      expect((outputs.y!.data as Float32Array)[lower]).toBe((outputs.y!.data as Float32Array)[first]);
+      expect(pick(outputs.y!.data as Float32Array).best).toBe(Math.min(first, lower));
+    }
+    const y = outputs.y!.data as Float32Array;
+    const state = outputs.state!.data as Uint32Array;
+    const want = pick(y);
+    if (kind === 'overflow') expect(want.bad).toBeGreaterThan(N / 2);
+    else expect(want.bad).toBe(0);
+    if (want.best !== undefined) expect(state[0]).toBe(want.best);
+    expect(state[3]).toBe(want.bad);
+    expect([state[1], state[2]]).toEqual([7, 7]); // words the pick does not own are left alone
+    // the counter and every workgroup's words are zero again, for the next dispatch
+    expect(Array.from(state.subarray(base, base + 1 + 3 * groups)).every((v) => v === 0)).toBe(true);
+    // the logits are the GEMV's as without the pick
+    const { outputs: plain } = await runContract(dev, opContract('linear_fused'), {
+      inputs: { x: tensors(w, new Uint32Array(1)).x!, w: { dtype: 'q4_k', shape: [N, K], data: w }, gamma: { dtype: 'float32', shape: [K], data: gamma }, y: { dtype: 'float32', shape: [1, N], data: new Float32Array(N) } },
+      attributes: { alpha, prologue: 'rmsnorm' },
+      tunables: { gemvInt8: 'on', cpuMapping: 'off' },
+    });
+    expect(Array.from(y)).toEqual(Array.from(plain.y!.data as Float32Array));
+  });
+
   it('refuses what it cannot run, naming the reason', async () => {
     const bad = (shapes: Record<string, number[]>, attributes: Record<string, string | number> = {}) => () =>
       runContract(dev, opContract('linear_fused'), {

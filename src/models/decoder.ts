@@ -15,6 +15,13 @@ import type { DecoderConfig } from './config.ts';
 import { layerRope, ropeAttentionScale, ropeInvFreq, ropeTables } from './rope.ts';
 import type { GpuWeights } from './weights.ts';
 
+/** Where the LM head writes the greedy token it picks (Decoder.headPickWords): the sampler state, its area's first word, the NaN/Inf count's word. */
+export interface HeadPick {
+  state: StepTensor;
+  base: number;
+  word: number;
+}
+
 export interface KvCache {
   capacity: number;
   dtype: 'float32' | 'float16';
@@ -510,12 +517,35 @@ export class Decoder {
    * row is wanted (a decode step, a prompt's last row) and the last layer has the fused single-token path, the final
    * norm rides in the head GEMV's prologue (headNormFused).
    */
-  emitForwardLogits(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn): StepTensor {
+  emitForwardLogits(s: OpSink, ids: StepTensor, kv: KvCache, pos: number | Dyn, lastRow?: number | Dyn, pick?: HeadPick): StepTensor {
     const { h, normed } = this.emitHidden(s, ids, kv, pos, lastRow);
-    if (normed || !this.headNormFused || h.shape[0] !== 1) return this.emitLogits(s, normed ? h : this.finalNorm(s, h));
+    if (normed || !this.headNormFused || h.shape[0] !== 1) {
+      if (pick) throw new RangeError('emitForwardLogits: the greedy pick in the LM head needs the one-row fused head (check headPickWords first)');
+      return this.emitLogits(s, normed ? h : this.finalNorm(s, h));
+    }
     const logits = s.act('logits', [1, this.cfg.vocabSize]);
-    s.op('linear_fused', { x: h, w: this.weights.get(this.headName), gamma: this.weights.get('model.norm.weight'), y: logits }, { prologue: 'rmsnorm', eps: this.cfg.rmsNormEps });
+    const picked: Record<string, StepTensor> = pick ? { state: pick.state } : {};
+    const attrs: Record<string, number> = pick ? { state_base: pick.base, nonfinite_word: pick.word } : {};
+    s.op('linear_fused', { x: h, w: this.weights.get(this.headName), gamma: this.weights.get('model.norm.weight'), y: logits, ...picked }, { prologue: 'rmsnorm', eps: this.cfg.rmsNormEps, ...attrs });
     return logits;
+  }
+
+  /**
+   * The words of a sampler state a one-token step needs for the LM head to pick the greedy token itself
+   * (linear_fused's variant q8a_norm_argmax, tunable headArgmax: state[0] the token, state[word] the NaN/Inf count),
+   * its area starting at word `base` (past the sample op's words); undefined where the head does not take it (the
+   * contract refuses, or the head is not the fused one-row GEMV). The step then needs no sample op.
+   */
+  headPickWords(base: number, word: number): number | undefined {
+    const cfg = this.cfg;
+    const head = this.weights.tensors.get(this.headName);
+    if (!head || !this.headNormFused) return undefined;
+    const tensors = { x: f32([1, cfg.hiddenSize]), w: head, gamma: f32([cfg.hiddenSize]), y: f32([1, cfg.vocabSize]) };
+    const attrs = { prologue: 'rmsnorm', eps: cfg.rmsNormEps, state_base: base, nonfinite_word: word };
+    // planned first against a state of any size to learn the area's size from the plan
+    const plan = opPlan(this.dev, 'linear_fused', { ...tensors, state: { dtype: 'uint32', shape: [0x7fffffff] } }, attrs);
+    if (plan?.variant !== 'q8a_norm_argmax') return undefined;
+    return base + Number(plan.derived.argmaxWords);
   }
 
   /**

@@ -68,6 +68,12 @@ export class DecodeSession {
   private decodeOnPrefix?: CompiledStep;
   /** Whether the sample op counts the NaN/Inf logits itself (its plan's countsNonfinite). */
   private readonly samplerCounts: boolean;
+  /**
+   * Where a decode step's LM head picks the greedy token itself (Decoder.headPickWords): the first word of its area of
+   * the state, past the sample op's words; undefined where the sample op picks it.
+   */
+  private readonly pickBase?: number;
+  private readonly pickWords?: number;
 
   constructor(
     readonly dec: Decoder,
@@ -82,9 +88,14 @@ export class DecodeSession {
     }
     const V = dec.cfg.vocabSize;
     const plan = dec.ops.plan('sample', { logits: { dtype: 'float32', shape: [V] } }, this.sampleAttrs());
-    const words = plan.outputs[0]!.shape[0]!;
+    const sampleWords = plan.outputs[0]!.shape[0]!;
     this.samplerCounts = plan.derived.countsNonfinite === true;
-    this.state = { buffer: storageBuffer(dec.dev, words * 4, 'sample.state'), dtype: 'uint32', shape: [words] };
+    // greedy with the count and no penalty: the decode step's head may pick the token (no sample op after it)
+    const pickWords = this.samplerCounts && plan.derived.greedy === true && sampling.repetitionPenalty === 1 ? dec.headPickWords(sampleWords, NONFINITE_WORD) : undefined;
+    if (pickWords !== undefined) this.pickBase = sampleWords;
+    // the state tensor is the sample op's words; the buffer also holds the head's area past them
+    this.state = { buffer: storageBuffer(dec.dev, (pickWords ?? sampleWords) * 4, 'sample.state'), dtype: 'uint32', shape: [sampleWords] };
+    this.pickWords = pickWords;
     if (sampling.repetitionPenalty !== 1) this.history = { buffer: storageBuffer(dec.dev, capacity * 4, 'sample.history'), dtype: 'uint32', shape: [capacity] };
   }
 
@@ -123,8 +134,14 @@ export class DecodeSession {
     const step = new StepBuilder();
     if (this.history) step.op('copy_elements', { src: this.state, dst: this.history }, { count: 1, src_offset: 0, dst_offset: dyn('hist', -1) });
     const ids: StepTensor = { buffer: this.state.buffer, dtype: 'uint32', shape: [1] };
-    this.emitSampling(step, this.dec.emitForwardLogits(step, ids, kv, dyn('pos')));
+    if (this.pickBase !== undefined) this.dec.emitForwardLogits(step, ids, kv, dyn('pos'), undefined, { state: { ...this.state, shape: [this.pickWords!] }, base: this.pickBase, word: NONFINITE_WORD });
+    else this.emitSampling(step, this.dec.emitForwardLogits(step, ids, kv, dyn('pos')));
     return { step };
+  }
+
+  /** Whether a decode step's LM head picks the greedy token itself (no sample op in the step). */
+  get headPicks(): boolean {
+    return this.pickBase !== undefined;
   }
 
   /** The label of the decode program that runs the step at position `pos` (the prefix's while pos is in it). */
