@@ -14,6 +14,6 @@ mkdir -p "$OUT"
 export TESSERA_COMMIT=${TESSERA_COMMIT:-$(cat .device/commit 2>/dev/null || cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)}
 node bin/tessera.mjs devices --json > "$OUT/devices.json" 2>&1
 TESSERA_DAWN_CHECKED=1 node bin/tessera.mjs selftest --json > "$OUT/selftest.json" 2>&1
-node node_modules/vitest/vitest.mjs run ${GPU_LANE_TESTS:-test/kernels test/decoder-fused.test.ts test/decoder-fused-variants.test.ts test/models.test.ts test/models-gguf.test.ts test/program.test.ts test/session-prefix.test.ts test/qmoe-gpu.test.ts test/qmoe-gpu-templates.test.ts test/contracts-test-variants.test.ts test/contracts-dynamic.test.ts test/chain.test.ts test/decode-wait.test.ts} \
+node node_modules/vitest/vitest.mjs run ${GPU_LANE_TESTS:-test/kernels test/decoder-fused.test.ts test/decoder-fused-variants.test.ts test/models.test.ts test/models-gguf.test.ts test/program.test.ts test/session-prefix.test.ts test/qmoe-gpu.test.ts test/qmoe-gpu-templates.test.ts test/contracts-test-variants.test.ts test/contracts-dynamic.test.ts test/chain.test.ts test/decode-wait.test.ts test/decoder-head-pick.test.ts} \
   --reporter=verbose 2>&1 | tee "$OUT/gpu-tests.log" | grep -E "✓|×|skipped|Tests|FAIL" | tail -60
 node --import tsx bench/decode.ts --out "$OUT/bench-decode.json" 2>&1 | tee "$OUT/bench-decode.log"
