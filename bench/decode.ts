@@ -375,6 +375,7 @@ function decoderPaths(d: Decoder) {
     chainMlpLayers: d.chainMlpLayers,
     chainAttnLayers: d.chainAttnLayers,
     chainQkvLayers: d.chainQkvLayers,
+    attnOprojLayers: d.attnOprojLayers,
   };
 }
 const receipt = {

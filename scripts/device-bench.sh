@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -158,6 +158,12 @@ for s in "${steps[@]}"; do
     head-pick-items)
       on='{"linear_fused":{"headArgmax":"on"}}'; i64='{"linear_fused":{"headArgmax":"on","gemvItems":64}}'
       PREFILL='' decode_points head-pick-items defaults:'{}' on:"$on" i64:"$i64" defaults2:'{}' on2:"$on" i64b:"$i64" ;;
+    # attention_oproj (tunable attnOproj: decode attention on a short cache and o_proj with its norm handoff as one
+    # dispatch, o_proj split over head pairs, the last workgroup of each row block adding the shares) against the
+    # defaults, the 8B Q4_K
+    attn-oproj)
+      on='{"attention_oproj":{"attnOproj":"on"}}'
+      PREFILL='' decode_points attn-oproj defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
     # linear_fused gemvFuseQuant auto (the LM head's rmsnorm in a quant pass, then the GEMV in one item of 4 rows a
     # workgroup of 32 lanes) against the fused head ("on", the default before), Llama-3.2-1B and 3.1-8B Q4_K
     head-split)

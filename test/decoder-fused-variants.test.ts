@@ -23,6 +23,8 @@
  * - the norm handoff (o_proj rounding h * post-norm for gate|up, the down GEMV rounding h * the next layer's input
  *   norm for its q|k|v; tunable normHandoff) vs gate|up and q|k|v rounding rmsnorm(h) in their prologues: runs of 16
  *   instead of blocks of 32, so the logits agree to the int8 rounding's noise, not to float rounding.
+ * - attention on a short cache and o_proj with its norm handoff as one dispatch (attention_oproj, tunable attnOproj) vs
+ *   attention then linear_fused: the same rounding of attention's output, summed over head pairs in another order.
  * cpuMapping is off for every contract involved, so SwiftShader takes the int8 GEMVs too. One-token logits agree to
  * float rounding (the handoff: to 1%), and greedy decoding (which reads every cached key and value an epilogue wrote)
  * gives the same tokens. A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
@@ -179,6 +181,16 @@ const VARIANTS = [
     hf: { ...LLAMA, hidden_size: 512, intermediate_size: 1024, num_hidden_layers: 3 },
     count: 4,
     tol: 4e-2,
+  },
+  {
+    // head_dim 128 and query heads in pairs sharing a kv head (attention_oproj's shapes); the cache of 64 positions is short
+    name: 'attention and o_proj with its norm handoff as one dispatch (attention_oproj) vs attention then linear_fused',
+    tunables: { attention_oproj: { cpuMapping: 'off', attnOproj: 'on' }, attention: { cpuMapping: 'off' }, linear_glu_q8: { cpuMapping: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off' } },
+    without: { attention_oproj: { cpuMapping: 'off', attnOproj: 'off' }, attention: { cpuMapping: 'off' }, linear_glu_q8: { cpuMapping: 'off' }, linear_q8: { cpuMapping: 'off' }, linear_rope_kv: { cpuMapping: 'off' } },
+    layers: (m: LoadedModel) => m.decoder.attnOprojLayers,
+    what: 'attention_oproj',
+    hf: { ...LLAMA, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 128 },
+    tol: 1e-2,
   },
 ];
 

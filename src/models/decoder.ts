@@ -189,6 +189,9 @@ export class Decoder {
         const lanes = Number(oPlan?.derived.workgroupSize);
         if (oPlan?.derived.attnChain === true && Number.isInteger(lanes) && lanes > 0) this.chainAttn.set(l, lanes);
       }
+      // attention on a short cache and o_proj with its norm handoff as one dispatch (attention_oproj, tunable attnOproj),
+      // in the decode programs whose cache it takes (decided again on each program's cache: attnOprojOn)
+      if (!this.q8Attention.has(l) && this.handoffMlp.has(l) && this.attnOprojOn(l, shortCache)) this.attnOproj.add(l);
       // gate|up on the handoff writes act(gate) * up in runs of 16 for the down GEMV (tunable gluRuns)
       if (this.handoffMlp.has(l) && runsOk) {
         this.gluRuns.add(l);
@@ -294,6 +297,49 @@ export class Decoder {
   /** How many layers ask for o_proj, gate|up and down as one dispatch (mlpChain). */
   get chainMlpLayers(): number {
     return this.chainMlp.size;
+  }
+
+  /**
+   * Fused layers (with o_proj's norm handoff) whose decode attention on a short cache and o_proj run as one dispatch
+   * (attention_oproj, tunable attnOproj): decided on the cache of a session's first decode program, and again on each
+   * program's cache when its step is emitted.
+   */
+  private readonly attnOproj = new Set<number>();
+
+  /** How many layers run attention and o_proj as one dispatch (attention_oproj) on a short cache. */
+  get attnOprojLayers(): number {
+    return this.attnOproj.size;
+  }
+
+  /** The counters attention_oproj's row blocks take tickets from: rows / 256 a layer, zero between dispatches. */
+  private oprojSyncBuffer?: Tensor;
+
+  private get oprojSync(): Tensor {
+    const n = Math.max(1, (this.cfg.numLayers * this.cfg.hiddenSize) / 256);
+    this.oprojSyncBuffer ??= { buffer: storageBuffer(this.dev, 4 * n, 'attention_oproj.sync'), dtype: 'uint32', shape: [n] };
+    return this.oprojSyncBuffer;
+  }
+
+  /** attention_oproj's tensors and static attributes for layer l on a cache of `capacity` positions. */
+  private attnOprojSpec(l: number, capacity: number) {
+    const cfg = this.cfg;
+    const H = cfg.hiddenSize;
+    const ho = handoffActivations(H);
+    const { q, k, v } = this.attentionSpec(capacity);
+    const o = this.weights.tensors.get(`model.layers.${l}.self_attn.o_proj.weight`);
+    const n = Math.max(1, (cfg.numLayers * H) / 256);
+    const { scale, softcap, sliding_window } = this.attentionAttrs(l);
+    return {
+      tensors: { q, k, v, w: o!, y: f32([1, H]), ng: f32([H]), nq: ho.xq, nm: ho.xm, sync: { dtype: 'uint32', shape: [n] } },
+      attrs: { scale, softcap, sliding_window, sync_base: (l * H) / 256 },
+    };
+  }
+
+  /** Whether layer l's attention on a `capacity`-position cache and its o_proj run as attention_oproj. */
+  private attnOprojOn(l: number, capacity: number): boolean {
+    if (!this.weights.tensors.has(`model.layers.${l}.self_attn.o_proj.weight`) || this.cfg.hiddenSize % 256 !== 0) return false;
+    const { tensors, attrs } = this.attnOprojSpec(l, capacity);
+    return opAccepts(this.dev, 'attention_oproj', tensors, attrs);
   }
 
   /** How many layers ask for attention and o_proj as one dispatch (attnChain). */
@@ -477,6 +523,7 @@ export class Decoder {
     }
     this.ropeTables.clear();
     this.dummyU32.buffer.destroy();
+    this.oprojSyncBuffer?.buffer.destroy();
     this.dummyF32.buffer.destroy();
     this.dummyU8.buffer.destroy();
   }
@@ -821,6 +868,9 @@ export class Decoder {
       const q8 = this.q8Acts(s, nH * D);
       s.op('attention', { ...attention, ...q8 }, attrs);
       s.op('linear_q8', { ...q8, w: o, ...oOut }, { accumulate: 1 });
+    } else if (toMlp && !qkvLinked && !attnLinked && !this.chainMlp.has(l) && this.attnOproj.has(l) && this.attnOprojOn(l, kv.capacity)) {
+      // attention and o_proj (with its norm handoff) as one dispatch
+      s.op('attention_oproj', { q: q3, k: kv.k[l]!, v: kv.v[l]!, w: o, y: h, ng: postNorm, nq: toMlp.xq, nm: toMlp.xm, sync: this.oprojSync }, { kv_len: plus(pos, 1), ...this.attnOprojSpec(l, kv.capacity).attrs });
     } else {
       s.op('attention', this.prefetchO.has(l) && this.prefetchesO(l, kv.capacity, o) ? { ...attention, pf: o } : attention, attnLinked ? { ...attrs, lanes: lanes! } : qkvLinked ? { ...attrs, lanes: qkvChain!.lanes } : attrs);
       if (qkvLinked) s.link?.(2, qkvChain!.tail ? { tail: true } : undefined);

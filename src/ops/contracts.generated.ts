@@ -2,127 +2,129 @@
 // Regenerate with `npx tsx scripts/gen-sources.ts` after adding or removing a contract (test/sources-generated.test.ts fails when stale).
 import c0 from './contracts/attention.contract.json' with { type: 'json' };
 import c1 from './contracts/attention_kernel.contract.json' with { type: 'json' };
-import c2 from './contracts/bf16_to_f16.contract.json' with { type: 'json' };
-import c3 from './contracts/bf16_to_f32.contract.json' with { type: 'json' };
-import c4 from './contracts/bias_act.contract.json' with { type: 'json' };
-import c5 from './contracts/bias_add.contract.json' with { type: 'json' };
-import c6 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
-import c7 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
-import c8 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
-import c9 from './contracts/clamp.contract.json' with { type: 'json' };
-import c10 from './contracts/copy_elements.contract.json' with { type: 'json' };
-import c11 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
-import c12 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
-import c13 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
-import c14 from './contracts/embed.contract.json' with { type: 'json' };
-import c15 from './contracts/fused_ffn.contract.json' with { type: 'json' };
-import c16 from './contracts/gather.contract.json' with { type: 'json' };
-import c17 from './contracts/gather_split4.contract.json' with { type: 'json' };
-import c18 from './contracts/gather_split8.contract.json' with { type: 'json' };
-import c19 from './contracts/glu.contract.json' with { type: 'json' };
-import c20 from './contracts/glu_fused.contract.json' with { type: 'json' };
-import c21 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
-import c22 from './contracts/kv_write.contract.json' with { type: 'json' };
-import c23 from './contracts/layernorm.contract.json' with { type: 'json' };
-import c24 from './contracts/linear.contract.json' with { type: 'json' };
-import c25 from './contracts/linear_f16.contract.json' with { type: 'json' };
-import c26 from './contracts/linear_fused.contract.json' with { type: 'json' };
-import c27 from './contracts/linear_glu_q8.contract.json' with { type: 'json' };
-import c28 from './contracts/linear_q8.contract.json' with { type: 'json' };
-import c29 from './contracts/linear_rope_kv.contract.json' with { type: 'json' };
-import c30 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
-import c31 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
-import c32 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
-import c33 from './contracts/moe.contract.json' with { type: 'json' };
-import c34 from './contracts/moe_gather.contract.json' with { type: 'json' };
-import c35 from './contracts/moe_offsets.contract.json' with { type: 'json' };
-import c36 from './contracts/relu.contract.json' with { type: 'json' };
-import c37 from './contracts/rep_penalty.contract.json' with { type: 'json' };
-import c38 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
-import c39 from './contracts/residual.contract.json' with { type: 'json' };
-import c40 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
-import c41 from './contracts/rmsnorm.contract.json' with { type: 'json' };
-import c42 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
-import c43 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
-import c44 from './contracts/rope.contract.json' with { type: 'json' };
-import c45 from './contracts/rope_kernel.contract.json' with { type: 'json' };
-import c46 from './contracts/rope_kv.contract.json' with { type: 'json' };
-import c47 from './contracts/rope_qk.contract.json' with { type: 'json' };
-import c48 from './contracts/sample.contract.json' with { type: 'json' };
-import c49 from './contracts/sample_f16.contract.json' with { type: 'json' };
-import c50 from './contracts/scale.contract.json' with { type: 'json' };
-import c51 from './contracts/scale_inplace.contract.json' with { type: 'json' };
-import c52 from './contracts/scatter_add.contract.json' with { type: 'json' };
-import c53 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
-import c54 from './contracts/sink_scale.contract.json' with { type: 'json' };
-import c55 from './contracts/softmax.contract.json' with { type: 'json' };
-import c56 from './contracts/split_qg.contract.json' with { type: 'json' };
-import c57 from './contracts/split_qkv.contract.json' with { type: 'json' };
-import c58 from './contracts/take_rows.contract.json' with { type: 'json' };
-import c59 from './contracts/topk.contract.json' with { type: 'json' };
-import c60 from './contracts/transpose.contract.json' with { type: 'json' };
+import c2 from './contracts/attention_oproj.contract.json' with { type: 'json' };
+import c3 from './contracts/bf16_to_f16.contract.json' with { type: 'json' };
+import c4 from './contracts/bf16_to_f32.contract.json' with { type: 'json' };
+import c5 from './contracts/bias_act.contract.json' with { type: 'json' };
+import c6 from './contracts/bias_add.contract.json' with { type: 'json' };
+import c7 from './contracts/bias_add_rows.contract.json' with { type: 'json' };
+import c8 from './contracts/cast_to_f16.contract.json' with { type: 'json' };
+import c9 from './contracts/cast_to_f32.contract.json' with { type: 'json' };
+import c10 from './contracts/clamp.contract.json' with { type: 'json' };
+import c11 from './contracts/copy_elements.contract.json' with { type: 'json' };
+import c12 from './contracts/count_nonfinite.contract.json' with { type: 'json' };
+import c13 from './contracts/dequant_q8_0.contract.json' with { type: 'json' };
+import c14 from './contracts/dequant_q8_0_f16.contract.json' with { type: 'json' };
+import c15 from './contracts/embed.contract.json' with { type: 'json' };
+import c16 from './contracts/fused_ffn.contract.json' with { type: 'json' };
+import c17 from './contracts/gather.contract.json' with { type: 'json' };
+import c18 from './contracts/gather_split4.contract.json' with { type: 'json' };
+import c19 from './contracts/gather_split8.contract.json' with { type: 'json' };
+import c20 from './contracts/glu.contract.json' with { type: 'json' };
+import c21 from './contracts/glu_fused.contract.json' with { type: 'json' };
+import c22 from './contracts/kv_cache_write.contract.json' with { type: 'json' };
+import c23 from './contracts/kv_write.contract.json' with { type: 'json' };
+import c24 from './contracts/layernorm.contract.json' with { type: 'json' };
+import c25 from './contracts/linear.contract.json' with { type: 'json' };
+import c26 from './contracts/linear_f16.contract.json' with { type: 'json' };
+import c27 from './contracts/linear_fused.contract.json' with { type: 'json' };
+import c28 from './contracts/linear_glu_q8.contract.json' with { type: 'json' };
+import c29 from './contracts/linear_q8.contract.json' with { type: 'json' };
+import c30 from './contracts/linear_rope_kv.contract.json' with { type: 'json' };
+import c31 from './contracts/lm_head_argmax.contract.json' with { type: 'json' };
+import c32 from './contracts/lm_head_argmax_phase1.contract.json' with { type: 'json' };
+import c33 from './contracts/lm_head_argmax_phase2.contract.json' with { type: 'json' };
+import c34 from './contracts/moe.contract.json' with { type: 'json' };
+import c35 from './contracts/moe_gather.contract.json' with { type: 'json' };
+import c36 from './contracts/moe_offsets.contract.json' with { type: 'json' };
+import c37 from './contracts/relu.contract.json' with { type: 'json' };
+import c38 from './contracts/rep_penalty.contract.json' with { type: 'json' };
+import c39 from './contracts/rep_penalty_rows.contract.json' with { type: 'json' };
+import c40 from './contracts/residual.contract.json' with { type: 'json' };
+import c41 from './contracts/residual_rmsnorm.contract.json' with { type: 'json' };
+import c42 from './contracts/rmsnorm.contract.json' with { type: 'json' };
+import c43 from './contracts/rmsnorm_qk.contract.json' with { type: 'json' };
+import c44 from './contracts/rmsnorm_rows.contract.json' with { type: 'json' };
+import c45 from './contracts/rope.contract.json' with { type: 'json' };
+import c46 from './contracts/rope_kernel.contract.json' with { type: 'json' };
+import c47 from './contracts/rope_kv.contract.json' with { type: 'json' };
+import c48 from './contracts/rope_qk.contract.json' with { type: 'json' };
+import c49 from './contracts/sample.contract.json' with { type: 'json' };
+import c50 from './contracts/sample_f16.contract.json' with { type: 'json' };
+import c51 from './contracts/scale.contract.json' with { type: 'json' };
+import c52 from './contracts/scale_inplace.contract.json' with { type: 'json' };
+import c53 from './contracts/scatter_add.contract.json' with { type: 'json' };
+import c54 from './contracts/scatter_add_accumulate.contract.json' with { type: 'json' };
+import c55 from './contracts/sink_scale.contract.json' with { type: 'json' };
+import c56 from './contracts/softmax.contract.json' with { type: 'json' };
+import c57 from './contracts/split_qg.contract.json' with { type: 'json' };
+import c58 from './contracts/split_qkv.contract.json' with { type: 'json' };
+import c59 from './contracts/take_rows.contract.json' with { type: 'json' };
+import c60 from './contracts/topk.contract.json' with { type: 'json' };
+import c61 from './contracts/transpose.contract.json' with { type: 'json' };
 
 /** The op contracts (unvalidated JSON), by op name. */
 export const OP_CONTRACTS: Readonly<Record<string, unknown>> = {
   "attention": c0,
   "attention_kernel": c1,
-  "bf16_to_f16": c2,
-  "bf16_to_f32": c3,
-  "bias_act": c4,
-  "bias_add": c5,
-  "bias_add_rows": c6,
-  "cast_to_f16": c7,
-  "cast_to_f32": c8,
-  "clamp": c9,
-  "copy_elements": c10,
-  "count_nonfinite": c11,
-  "dequant_q8_0": c12,
-  "dequant_q8_0_f16": c13,
-  "embed": c14,
-  "fused_ffn": c15,
-  "gather": c16,
-  "gather_split4": c17,
-  "gather_split8": c18,
-  "glu": c19,
-  "glu_fused": c20,
-  "kv_cache_write": c21,
-  "kv_write": c22,
-  "layernorm": c23,
-  "linear": c24,
-  "linear_f16": c25,
-  "linear_fused": c26,
-  "linear_glu_q8": c27,
-  "linear_q8": c28,
-  "linear_rope_kv": c29,
-  "lm_head_argmax": c30,
-  "lm_head_argmax_phase1": c31,
-  "lm_head_argmax_phase2": c32,
-  "moe": c33,
-  "moe_gather": c34,
-  "moe_offsets": c35,
-  "relu": c36,
-  "rep_penalty": c37,
-  "rep_penalty_rows": c38,
-  "residual": c39,
-  "residual_rmsnorm": c40,
-  "rmsnorm": c41,
-  "rmsnorm_qk": c42,
-  "rmsnorm_rows": c43,
-  "rope": c44,
-  "rope_kernel": c45,
-  "rope_kv": c46,
-  "rope_qk": c47,
-  "sample": c48,
-  "sample_f16": c49,
-  "scale": c50,
-  "scale_inplace": c51,
-  "scatter_add": c52,
-  "scatter_add_accumulate": c53,
-  "sink_scale": c54,
-  "softmax": c55,
-  "split_qg": c56,
-  "split_qkv": c57,
-  "take_rows": c58,
-  "topk": c59,
-  "transpose": c60,
+  "attention_oproj": c2,
+  "bf16_to_f16": c3,
+  "bf16_to_f32": c4,
+  "bias_act": c5,
+  "bias_add": c6,
+  "bias_add_rows": c7,
+  "cast_to_f16": c8,
+  "cast_to_f32": c9,
+  "clamp": c10,
+  "copy_elements": c11,
+  "count_nonfinite": c12,
+  "dequant_q8_0": c13,
+  "dequant_q8_0_f16": c14,
+  "embed": c15,
+  "fused_ffn": c16,
+  "gather": c17,
+  "gather_split4": c18,
+  "gather_split8": c19,
+  "glu": c20,
+  "glu_fused": c21,
+  "kv_cache_write": c22,
+  "kv_write": c23,
+  "layernorm": c24,
+  "linear": c25,
+  "linear_f16": c26,
+  "linear_fused": c27,
+  "linear_glu_q8": c28,
+  "linear_q8": c29,
+  "linear_rope_kv": c30,
+  "lm_head_argmax": c31,
+  "lm_head_argmax_phase1": c32,
+  "lm_head_argmax_phase2": c33,
+  "moe": c34,
+  "moe_gather": c35,
+  "moe_offsets": c36,
+  "relu": c37,
+  "rep_penalty": c38,
+  "rep_penalty_rows": c39,
+  "residual": c40,
+  "residual_rmsnorm": c41,
+  "rmsnorm": c42,
+  "rmsnorm_qk": c43,
+  "rmsnorm_rows": c44,
+  "rope": c45,
+  "rope_kernel": c46,
+  "rope_kv": c47,
+  "rope_qk": c48,
+  "sample": c49,
+  "sample_f16": c50,
+  "scale": c51,
+  "scale_inplace": c52,
+  "scatter_add": c53,
+  "scatter_add_accumulate": c54,
+  "sink_scale": c55,
+  "softmax": c56,
+  "split_qg": c57,
+  "split_qkv": c58,
+  "take_rows": c59,
+  "topk": c60,
+  "transpose": c61,
 };
