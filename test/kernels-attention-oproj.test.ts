@@ -85,6 +85,9 @@ describe('attention_oproj vs the CPU reference', () => {
     const { outputs, plan } = await runContract(dev, opContract('attention_oproj'), { inputs, attributes: { kv_len: n, sync_base: 16 }, tunables: { cpuMapping: 'off', attnOproj: 'on' } });
     expect(plan.variant).toBe('pairs');
     expect(plan.passes[0]!.dispatch[0]).toBe((heads / 2) * (rows / 256));
+    // blocks of 32 outputs by subgroupMax where subgroups are exactly 32 wide (the H200), else through workgroup memory
+    const info = dev.caps.adapterInfo;
+    expect(plan.derived.sg32).toBe(info.subgroupMinSize === 32 && info.subgroupMaxSize === 32);
     const att = attentionRef(q, kc.ref, vc.ref, heads, kvHeads, n, 1 / Math.sqrt(D));
     const want = matmulF32Reference(roundActivationsQ8(att), dequantizeQ4_K(wBytes, rows * K), { M: 1, N: rows, K, alpha: 1 }).map((x, i) => x + y0[i]!);
     const h = outputs.y!.data as Float32Array;
