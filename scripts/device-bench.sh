@@ -160,10 +160,10 @@ for s in "${steps[@]}"; do
       PREFILL='' decode_points head-pick-items defaults:'{}' on:"$on" i64:"$i64" defaults2:'{}' on2:"$on" i64b:"$i64" ;;
     # attention_oproj (tunable attnOproj: decode attention on a short cache and o_proj with its norm handoff as one
     # dispatch, o_proj split over head pairs, the last workgroup of each row block adding the shares) against the
-    # defaults, the 8B Q4_K
+    # defaults, the 8B Q4_K; and with 2 o_proj rows a lane (512 rows a workgroup: half the workgroups repeat a pair's attention)
     attn-oproj)
-      on='{"attention_oproj":{"attnOproj":"on"}}'
-      PREFILL='' decode_points attn-oproj defaults:'{}' on:"$on" defaults2:'{}' on2:"$on" ;;
+      on='{"attention_oproj":{"attnOproj":"on"}}'; r2='{"attention_oproj":{"attnOproj":"on","oprojRowsPerLane":2}}'
+      PREFILL='' decode_points attn-oproj defaults:'{}' on:"$on" r2:"$r2" defaults2:'{}' on2:"$on" r2b:"$r2" ;;
     # linear_fused gemvFuseQuant auto (the LM head's rmsnorm in a quant pass, then the GEMV in one item of 4 rows a
     # workgroup of 32 lanes) against the fused head ("on", the default before), Llama-3.2-1B and 3.1-8B Q4_K
     head-split)

@@ -49,11 +49,12 @@ function attentionRef(q: Float32Array, k: Float32Array, v: Float32Array, heads: 
 
 describe('attention_oproj vs the CPU reference', () => {
   it.each([
-    ['float32', 64, 37, 8, 2, 512],
-    ['float16', 200, 200, 8, 2, 512],
-    ['float16', 256, 129, 4, 1, 256],
-    ['float32', 128, 1, 8, 2, 768],
-  ] as const)('%s cache of %i positions, kv_len %i, %i heads on %i kv heads, %i rows', async (kvDtype, capacity, n, heads, kvHeads, rows) => {
+    ['float32', 64, 37, 8, 2, 512, 1],
+    ['float16', 200, 200, 8, 2, 512, 1],
+    ['float16', 256, 129, 4, 1, 256, 1],
+    ['float32', 128, 1, 8, 2, 768, 1],
+    ['float16', 160, 100, 8, 2, 1024, 2], // 2 rows a lane: 512 rows a workgroup
+  ] as const)('%s cache of %i positions, kv_len %i, %i heads on %i kv heads, %i rows, %s row(s) a lane', async (kvDtype, capacity, n, heads, kvHeads, rows, rowsPerLane = 1) => {
     const r = new Rng(`attention_oproj/${kvDtype}/${capacity}/${n}/${heads}/${rows}`);
     const K = heads * D;
     const q = r.floats(heads * D);
@@ -82,9 +83,9 @@ describe('attention_oproj vs the CPU reference', () => {
       nm: { dtype: 'float32', shape: [1, (3 * rows) / 16], data: new Float32Array((3 * rows) / 16) },
       sync: { dtype: 'uint32', shape: [sync.length], data: sync },
     };
-    const { outputs, plan } = await runContract(dev, opContract('attention_oproj'), { inputs, attributes: { kv_len: n, sync_base: 16 }, tunables: { cpuMapping: 'off', attnOproj: 'on' } });
+    const { outputs, plan } = await runContract(dev, opContract('attention_oproj'), { inputs, attributes: { kv_len: n, sync_base: 16 }, tunables: { cpuMapping: 'off', attnOproj: 'on', oprojRowsPerLane: rowsPerLane } });
     expect(plan.variant).toBe('pairs');
-    expect(plan.passes[0]!.dispatch[0]).toBe((heads / 2) * (rows / 256));
+    expect(plan.passes[0]!.dispatch[0]).toBe((heads / 2) * (rows / (256 * rowsPerLane)));
     // blocks of 32 outputs by subgroupMax where subgroups are exactly 32 wide (the H200), else through workgroup memory
     const info = dev.caps.adapterInfo;
     expect(plan.derived.sg32).toBe(info.subgroupMinSize === 32 && info.subgroupMaxSize === 32);
