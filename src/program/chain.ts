@@ -434,6 +434,7 @@ function planBindings(parts: readonly ChainPart[], parsed: ParsedPart[]): { plan
  * at 3,000 workgroups); other adapters are unmeasured.
  */
 export function chainsCanWait(caps: DeviceCaps): boolean {
+  // the same rule as the derive startsInOrder of src/ops/contracts/bases/gemv-q8a.base.json
   return caps.adapterInfo.vendor === 'nvidia' && caps.adapterInfo.architecture !== 'swiftshader';
 }
 
