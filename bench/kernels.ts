@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -363,7 +363,31 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   // act(gate) * up in runs of 16 (gate|up on the handoff to down, tunable gluRuns): scales 0.01, sums 0
   const iq = vec(I / 4, (i) => Math.cos(i + 0.5));
   const im = vec((3 * I) / 16, (i) => (i < I / 16 ? 0.01 : 0));
+  // decode attention over the first 256 positions of the f16 cache at kv_len ATT_LEN (--mlp-att-len, 144 by default:
+  // bench/decode.ts's 16-token prompt 128 tokens on), alone or with o_proj and its handoff (attention_oproj)
+  const attLen = Number(arg('mlp-att-len', '144'));
+  const att = vec(nH * D, () => 0);
+  const u32One = vec(1, () => 0);
+  const oprojSync = vec(64, () => 0);
+  const attShapes = { q: [1, nH, D], k: [256, nKV, D], v: [256, nKV, D] };
   const ops = {
+    'attention decode (f16 cache of 256, kv_len --mlp-att-len)': {
+      plan: (t: Record<string, string | number>) =>
+        planOp(dev, 'attention', { shapes: { ...attShapes, kvLen: [1], pageTable: [1], out: [1, nH, D] }, dtypes: { k: 'float16', v: 'float16' }, attributes: { start_pos: attLen - 1, kv_len: attLen }, tunables: t }),
+      buffers: () => ({ q, k: kCache, v: vCache, kvLen: u32One, pageTable: u32One, out: att }),
+      bytes: 2 * attLen * nKV * D * 2,
+    },
+    'attention_oproj (f16 cache of 256, kv_len --mlp-att-len; o_proj with the handoff out)': {
+      plan: (t: Record<string, string | number>) =>
+        planOp(dev, 'attention_oproj', {
+          shapes: { ...attShapes, w: [H, nH * D], y: [1, H], ...handoffOut, sync: [64] },
+          dtypes: { k: 'float16', v: 'float16', w: 'q4_k', nq: 'uint32', sync: 'uint32' },
+          attributes: { kv_len: attLen },
+          tunables: { attnOproj: 'on', ...t },
+        }),
+      buffers: (i: number) => ({ q, k: kCache, v: vCache, w: oProj[i % oProj.length]!, y, ng: gamma, nq: hq, nm: hm, sync: oprojSync }),
+      bytes: BYTES.q4_k!(H, H) + 2 * attLen * nKV * D * 2,
+    },
     'linear_rope_kv q|k|v (rmsnorm, rope, f16 cache)': {
       plan: (t: Record<string, string | number>) =>
         planOp(dev, 'linear_rope_kv', {
@@ -493,7 +517,8 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
   // --mlp-chains '{"name": ["qkv", "o", "glu", "down"], ...}': each chain's ops back to back in one pass, k times (weights
   // rotating), against the sum of each op timed alone: what running between the others costs an op (short names:
   // qkv, o, glu, down for the rmsnorm-prologue decode layer; qkvH, oN, gluH, downN for the norm handoff's; gluR, downR
-  // for act(gate) * up in runs of 16). An op may
+  // for act(gate) * up in runs of 16; att for decode attention on a short cache, aop for attention_oproj, which
+  // replaces att + oN: '{"apart": ["att", "oN"], "fused": ["aop"]}'). An op may
   // be ["gluH", {"handoffRowBlock": 128}]: its tunables (TESSERA_TUNABLES does not reach these plans)
   if (process.argv.includes('--mlp-chains')) {
     const short: Record<string, Name> = {
@@ -507,6 +532,8 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
       downN: 'linear_q8 down (accumulate, handoff out)',
       gluR: 'linear_glu_q8 gate|up (handoff in, runs of 16 out)',
       downR: 'linear_q8 down (accumulate, runs of 16 in)',
+      att: 'attention decode (f16 cache of 256, kv_len --mlp-att-len)',
+      aop: 'attention_oproj (f16 cache of 256, kv_len --mlp-att-len; o_proj with the handoff out)',
     };
     const chains = JSON.parse(arg('mlp-chains', '{}')) as Record<string, (string | [string, Record<string, string | number>])[]>;
     const sync = mk(64);
@@ -608,7 +635,7 @@ async function mlpCases(dev: TesseraDevice, bw: number, reps: number) {
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvCols: 2 }, { gemvItems: 1, gemvWorkgroup: 32 }, { gemvRunSums: 'off' }] as Record<string, string | number>[]) await time('linear_q8 down (accumulate)', t);
     for (let round = 0; round < 2; round++) for (const t of [{}, { gemvUnroll: 2 }, { gemvItems: 64 }] as Record<string, string | number>[]) await time('linear_glu_q8 gate|up', t);
   }
-  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits, hq, hm, iq, im])) b.destroy();
+  for (const b of new Set([...gu, ...down, ...oProj, ...qkvW, ...headW, x, gamma, guRow, y, qa, da, rs, cos, sin, kCache, vCache, q, logits, hq, hm, iq, im, att, u32One, oprojSync])) b.destroy();
   return out;
 }
 
