@@ -314,8 +314,13 @@ export class Decoder {
   /** The counters attention_oproj's row blocks take tickets from: rows / 256 a layer, zero between dispatches. */
   private oprojSyncBuffer?: Tensor;
 
+  /** Its words: a counter for each block of 256 rows of each layer's o_proj. */
+  private get oprojSyncWords(): number {
+    return Math.max(1, (this.cfg.numLayers * this.cfg.hiddenSize) / 256);
+  }
+
   private get oprojSync(): Tensor {
-    const n = Math.max(1, (this.cfg.numLayers * this.cfg.hiddenSize) / 256);
+    const n = this.oprojSyncWords;
     this.oprojSyncBuffer ??= { buffer: storageBuffer(this.dev, 4 * n, 'attention_oproj.sync'), dtype: 'uint32', shape: [n] };
     return this.oprojSyncBuffer;
   }
@@ -327,10 +332,9 @@ export class Decoder {
     const ho = handoffActivations(H);
     const { q, k, v } = this.attentionSpec(capacity);
     const o = this.weights.tensors.get(`model.layers.${l}.self_attn.o_proj.weight`);
-    const n = Math.max(1, (cfg.numLayers * H) / 256);
     const { scale, softcap, sliding_window } = this.attentionAttrs(l);
     return {
-      tensors: { q, k, v, w: o!, y: f32([1, H]), ng: f32([H]), nq: ho.xq, nm: ho.xm, sync: { dtype: 'uint32', shape: [n] } },
+      tensors: { q, k, v, w: o!, y: f32([1, H]), ng: f32([H]), nq: ho.xq, nm: ho.xm, sync: { dtype: 'uint32', shape: [this.oprojSyncWords] } },
       attrs: { scale, softcap, sliding_window, sync_base: (l * H) / 256 },
     };
   }

@@ -69,10 +69,9 @@ export class DecodeSession {
   /** Whether the sample op counts the NaN/Inf logits itself (its plan's countsNonfinite). */
   private readonly samplerCounts: boolean;
   /**
-   * Where a decode step's LM head picks the greedy token itself (Decoder.headPickWords): the first word of its area of
-   * the state, past the sample op's words; undefined where the sample op picks it.
+   * The state's words where a decode step's LM head picks the greedy token itself (Decoder.headPickWords; its area
+   * starts past the sample op's words, state.shape[0]); undefined where the sample op picks it.
    */
-  private readonly pickBase?: number;
   private readonly pickWords?: number;
 
   constructor(
@@ -92,7 +91,6 @@ export class DecodeSession {
     this.samplerCounts = plan.derived.countsNonfinite === true;
     // greedy with the count and no penalty: the decode step's head may pick the token (no sample op after it)
     const pickWords = this.samplerCounts && plan.derived.greedy === true && sampling.repetitionPenalty === 1 ? dec.headPickWords(sampleWords, NONFINITE_WORD) : undefined;
-    if (pickWords !== undefined) this.pickBase = sampleWords;
     // the state tensor is the sample op's words; the buffer also holds the head's area past them
     this.state = { buffer: storageBuffer(dec.dev, (pickWords ?? sampleWords) * 4, 'sample.state'), dtype: 'uint32', shape: [sampleWords] };
     this.pickWords = pickWords;
@@ -134,14 +132,14 @@ export class DecodeSession {
     const step = new StepBuilder();
     if (this.history) step.op('copy_elements', { src: this.state, dst: this.history }, { count: 1, src_offset: 0, dst_offset: dyn('hist', -1) });
     const ids: StepTensor = { buffer: this.state.buffer, dtype: 'uint32', shape: [1] };
-    if (this.pickBase !== undefined) this.dec.emitForwardLogits(step, ids, kv, dyn('pos'), undefined, { state: { ...this.state, shape: [this.pickWords!] }, base: this.pickBase, word: NONFINITE_WORD });
+    if (this.pickWords !== undefined) this.dec.emitForwardLogits(step, ids, kv, dyn('pos'), undefined, { state: { ...this.state, shape: [this.pickWords] }, base: this.state.shape[0]!, word: NONFINITE_WORD });
     else this.emitSampling(step, this.dec.emitForwardLogits(step, ids, kv, dyn('pos')));
     return { step };
   }
 
   /** Whether a decode step's LM head picks the greedy token itself (no sample op in the step). */
   get headPicks(): boolean {
-    return this.pickBase !== undefined;
+    return this.pickWords !== undefined;
   }
 
   /** The label of the decode program that runs the step at position `pos` (the prefix's while pos is in it). */
