@@ -6,6 +6,9 @@ export const PRESETS: Record<string, Record<string, unknown>> = {
   'llama-1b-128k': { architectures: ['LlamaForCausalLM'], hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 64, vocab_size: 128256, max_position_embeddings: 2048, tie_word_embeddings: true },
   // Llama-3.1-8B shapes
   'llama-8b': { architectures: ['LlamaForCausalLM'], hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128, vocab_size: 128256, max_position_embeddings: 4096 },
+  // Llama-3.1-8B shapes with 8 of its 32 layers: the same kernels over a quarter of the weights (1.1 GB at Q4_K), to
+  // see whether a layer's time depends on how much memory the step walks
+  'llama-8b-l8': { architectures: ['LlamaForCausalLM'], hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 8, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128, vocab_size: 128256, max_position_embeddings: 4096 },
   // Qwen3-0.6B shapes (q/k norms, tied embeddings)
   'qwen3-0.6b': { architectures: ['Qwen3ForCausalLM'], hidden_size: 1024, intermediate_size: 3072, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, vocab_size: 151936, max_position_embeddings: 4096, tie_word_embeddings: true },
   // gpt-oss-20b shapes (24 layers, 32 experts, top-4, hidden 2880, MXFP4 experts as released; sliding/full layers)

@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -164,6 +164,14 @@ for s in "${steps[@]}"; do
     attn-oproj)
       on='{"attention_oproj":{"attnOproj":"on"}}'; r2='{"attention_oproj":{"attnOproj":"on","oprojRowsPerLane":2}}'
       PREFILL='' decode_points attn-oproj defaults:'{}' on:"$on" r2:"$r2" defaults2:'{}' on2:"$on" r2b:"$r2" ;;
+    # the 8B Q4_K at 32 and at 8 layers (llama-8b-l8), at the defaults and with gate|up at 64 rows a workgroup
+    # (glu16RowBlock 64: 448 workgroups, one wave, fast alone and 25% slower in the 32-layer step at 25d74a4): does
+    # a layer's time, or that slowdown, follow how much memory the step walks?
+    footprint)
+      g64='{"linear_glu_q8":{"glu16RowBlock":64}}'
+      for L in llama-8b llama-8b-l8 llama-8b llama-8b-l8; do
+        PRESETS=$L PREFILL='' decode_points "footprint-$L" defaults:'{}' g64:"$g64"
+      done ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;
