@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -172,6 +172,11 @@ for s in "${steps[@]}"; do
       for L in llama-8b llama-8b-l8 llama-8b llama-8b-l8; do
         PRESETS=$L PREFILL='' decode_points "footprint-$L" defaults:'{}' g64:"$g64"
       done ;;
+    # the rows-mode collapse in a layer's chain (kernels back to back in one pass): the five kernels at the defaults and
+    # with gate|up at 64 rows (which collapses: 84 vs 64 us at 9f5129e), then the default chain with a sixth distinct
+    # pipeline (o_proj without the handoff) and with a sixth dispatch of a pipeline already in it (down twice): if the
+    # pipelines' code outgrowing an instruction cache is the cause, the first collapses and the second does not
+    collapse) run collapse 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerG64":["qkv","att","oN",["gluR",{"glu16RowBlock":64}],"downR"],"layer6":["qkv","att","oN","gluR","downR","o"],"layer6same":["qkv","att","oN","gluR","downR","downR"],"noatt6":["qkv","o","oN","gluR","downR"]}' --reps 20 --out "$OUT/kernels-collapse.json" ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;
