@@ -175,8 +175,9 @@ for s in "${steps[@]}"; do
     # the rows-mode collapse in a layer's chain (kernels back to back in one pass): the five kernels at the defaults and
     # with gate|up at 64 rows (which collapses: 84 vs 64 us at 9f5129e), then the default chain with a sixth distinct
     # pipeline (o_proj without the handoff) and with a sixth dispatch of a pipeline already in it (down twice): if the
-    # pipelines' code outgrowing an instruction cache is the cause, the first collapses and the second does not
-    collapse) run collapse 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerG64":["qkv","att","oN",["gluR",{"glu16RowBlock":64}],"downR"],"layer6":["qkv","att","oN","gluR","downR","o"],"layer6same":["qkv","att","oN","gluR","downR","downR"],"noatt6":["qkv","o","oN","gluR","downR"]}' --reps 20 --out "$OUT/kernels-collapse.json" ;;
+    # pipelines' code outgrowing an instruction cache is the cause, the first collapses and the second does not; and
+    # the 64-row chain with that o_proj in attention's place (does it take attention, or any fifth pipeline?)
+    collapse) run collapse 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerG64":["qkv","att","oN",["gluR",{"glu16RowBlock":64}],"downR"],"layer6":["qkv","att","oN","gluR","downR","o"],"layer6same":["qkv","att","oN","gluR","downR","downR"],"oG64":["qkv","o","oN",["gluR",{"glu16RowBlock":64}],"downR"]}' --reps 20 --out "$OUT/kernels-collapse.json" ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;
