@@ -8,7 +8,8 @@
  *   recordContract(rec, dev, plan, tensors)                       tensors already on the GPU (models): records only
  *
  * Template files are looked up by the pass's bare `shader` name in src/kernels/qmoe/, ops/, then src/kernels/ (the
- * bundled kernel files of registry/bundled.ts, or a caller-supplied `loadShader`). Rendered sources are cached by (shader, hash of the context); pipelines by the
+ * bundled kernel files of registry/bundled.ts, or a caller-supplied `loadShader`); `{% include "name" %}` in a
+ * template is replaced by that file's text, looked up the same way (expandIncludes). Rendered sources are cached by (shader, hash of the context); pipelines by the
  * PipelineCache (source hash + layout); both per plan in a WeakMap so re-recording a plan costs no hashing.
  */
 import { Template } from '@huggingface/jinja';
@@ -48,6 +49,28 @@ export const loadShaderFile: ShaderLoader = (name) => {
   throw new ShaderTemplateError(name, `not found in ${SHADER_DIRS.map((d) => `src/kernels/${d}`).join(', ')}`);
 };
 
+const INCLUDE = /\{%\s*include\s+"([^"]*)"\s*%\}/g;
+
+/**
+ * A template's text with each `{% include "name" %}` replaced by that file's text (found as `load` finds a pass's
+ * shader; its one final newline dropped, so a directive on a line of its own leaves the lines as they were), nested
+ * includes too: WGSL helpers several templates share (@huggingface/jinja has no include of its own). Includes are
+ * textual, so an included file's macros and `set`s are the includer's; the form with whitespace control (`{%-`) is
+ * not one (jinja then refuses the unknown tag).
+ */
+export function expandIncludes(text: string, shader: string, load: ShaderLoader = loadShaderFile, stack: readonly string[] = [shader]): string {
+  return text.replace(INCLUDE, (_m, name: string) => {
+    if (stack.includes(name)) throw new ShaderTemplateError(shader, `includes itself: ${[...stack, name].join(' -> ')}`);
+    let inc: string;
+    try {
+      inc = load(name);
+    } catch (e) {
+      throw new ShaderTemplateError(stack[stack.length - 1]!, `include "${name}": ${(e as Error).message}`);
+    }
+    return expandIncludes(inc.replace(/\n$/, ''), shader, load, [...stack, name]);
+  });
+}
+
 const parsed = new Map<string, Template>();
 const rendered = new Map<string, string>();
 
@@ -72,7 +95,7 @@ export function renderPassShader(plan: Plan, pass: PlanPass, load: ShaderLoader 
   const loaderKey = load === loadShaderFile ? shader : undefined;
   let tpl = loaderKey ? parsed.get(loaderKey) : undefined;
   if (!tpl) {
-    const text = load(shader);
+    const text = expandIncludes(load(shader), shader, load);
     try {
       tpl = new Template(text);
     } catch (e) {
