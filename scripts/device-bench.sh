@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -280,6 +280,11 @@ for s in "${steps[@]}"; do
     # the 8B Q4_K decode after longer prompts (attention's share grows with the keys it reads)
     context)
       for c in 1024 4096; do run context-$c 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --context $c --tokens 128 --out "$OUT/decode-context-$c.json"; done ;;
+    # every model target of issue 9 from one call: Tessera's decode and prefill (1B and 8B, Q4_K and f16), then the
+    # PyTorch peer eager and compiled (static cache) on the same shapes; about 500 s with the start
+    targets)
+      run targets-decode 300 node --import tsx bench/decode.ts --presets llama-1b-128k,llama-8b --quant q4k,f16 --prefill 512,2048 --tokens 128 --out "$OUT/targets-decode.json"
+      run targets-torch 280 python3 bench/torch_decode.py --compiled --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/targets-torch.json" ;;
     torch) run torch 200 python3 bench/torch_decode.py --presets llama-1b-128k,llama-8b --prefill 512,2048 --tokens 128 --out "$OUT/torch.json" ;;
     # encoders (issue 14): BERT-base shapes at sequence 128, batch 1 and 64, with the PyTorch peer
     embed)
