@@ -34,7 +34,7 @@ describe('template includes', () => {
   });
 
   it('refuses a cycle, naming the chain', () => {
-    expect(() => expandIncludes('{% include "loop.inc" %}', 'top.wgsl.jinja', load)).toThrow(/top\.wgsl\.jinja: includes itself: top\.wgsl\.jinja -> loop\.inc -> loop2\.inc -> loop\.inc/);
+    expect(() => expandIncludes('{% include "loop.inc" %}', 'top.wgsl.jinja', load)).toThrow(/top\.wgsl\.jinja: include cycle: top\.wgsl\.jinja -> loop\.inc -> loop2\.inc -> loop\.inc/);
   });
 
   it('names the including file and the missing one', () => {

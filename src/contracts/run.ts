@@ -60,7 +60,7 @@ const INCLUDE = /\{%\s*include\s+"([^"]*)"\s*%\}/g;
  */
 export function expandIncludes(text: string, shader: string, load: ShaderLoader = loadShaderFile, stack: readonly string[] = [shader]): string {
   return text.replace(INCLUDE, (_m, name: string) => {
-    if (stack.includes(name)) throw new ShaderTemplateError(shader, `includes itself: ${[...stack, name].join(' -> ')}`);
+    if (stack.includes(name)) throw new ShaderTemplateError(shader, `include cycle: ${[...stack, name].join(' -> ')}`);
     let inc: string;
     try {
       inc = load(name);
