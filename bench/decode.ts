@@ -194,12 +194,17 @@ async function decodeRun(dev: TesseraDevice, dec: Decoder, prompt: number, token
     loopHostMs: prog.hostMs,
     sequentialLoopHostMs: sequential.hostMs,
     headPicks: prog.session.headPicks,
-    program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, label: decodeProgram.label, stats: decodeProgram.stats },
+    program: { ...hostProgram, gpuMsPerStep: hostProgram.backToBackMsPerStep, label: decodeProgram.label, stats: decodeProgram.stats, distinctPipelines: distinctPipelines(decodeProgram.steps) },
     perOp: { tokensPerSecond: perOp.tokensPerSecond, medianStepMs: perOp.medianStepMs, worstStepMs: perOp.worstStepMs, ...hostPerOp },
     sameTokensAsPerOp: perOp.lastId === (await loopSteps(dec, promptIds, Math.min(tokens, 48), 'program')).lastId,
     gpuMsPerKernel: await kernelProfile(dev, prog.session, prompt),
     ...(process.argv.includes('--marginal') ? { marginal: await marginalCosts(dev, prog.session, prompt) } : {}),
   };
+}
+
+/** Distinct pipeline objects among a program's dispatches (each layer's kernels should share theirs). */
+function distinctPipelines(steps: readonly Step[]): number {
+  return new Set(steps.flatMap((s) => (s.kind === 'dispatch' ? [s.d.pipeline] : []))).size;
 }
 
 function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string {
@@ -208,7 +213,7 @@ function summary(name: string, r: Awaited<ReturnType<typeof decodeRun>>): string
   return (
     `${name}: ${r.decodeTokensPerSecond.toFixed(1)} tok/s (median step ${r.medianStepMs.toFixed(2)} ms, mean ${r.meanStepMs.toFixed(2)}, worst ${r.worstStepMs.toFixed(2)} ms; per-op path ${o.tokensPerSecond.toFixed(1)} tok/s); ` +
     `loop: submit ${r.loopHostMs.submit.toFixed(3)} + sleep ${r.loopHostMs.sleep.toFixed(3)} + wait ${r.loopHostMs.wait.toFixed(3)} ms a token (sequential ${r.sequentialTokensPerSecond.toFixed(1)} tok/s); ` +
-    `program: record ${p.recordMsPerStep.toFixed(3)} ms + submit ${p.submitMsPerStep.toFixed(3)} ms per step, ${p.hostUsPerDispatch.toFixed(2)} us/dispatch, ${p.dispatchesPerStep} dispatches in ${p.computePassesPerStep} pass(es), GPU ${p.gpuMsPerStep.toFixed(2)} ms/step; ` +
+    `program: record ${p.recordMsPerStep.toFixed(3)} ms + submit ${p.submitMsPerStep.toFixed(3)} ms per step, ${p.hostUsPerDispatch.toFixed(2)} us/dispatch, ${p.dispatchesPerStep} dispatches (${p.distinctPipelines} pipelines) in ${p.computePassesPerStep} pass(es), GPU ${p.gpuMsPerStep.toFixed(2)} ms/step; ` +
     `per-op: record ${o.recordMsPerStep.toFixed(2)} ms + submit ${o.submitMsPerStep.toFixed(2)} ms, ${o.hostUsPerDispatch.toFixed(1)} us/dispatch, ${o.computePassesPerStep} passes`
   );
 }

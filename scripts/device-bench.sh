@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -178,6 +178,13 @@ for s in "${steps[@]}"; do
     # pipelines' code outgrowing an instruction cache is the cause, the first collapses and the second does not; and
     # the 64-row chain with that o_proj in attention's place (does it take attention, or any fifth pipeline?)
     collapse) run collapse 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerG64":["qkv","att","oN",["gluR",{"glu16RowBlock":64}],"downR"],"layer6":["qkv","att","oN","gluR","downR","o"],"layer6same":["qkv","att","oN","gluR","downR","downR"],"oG64":["qkv","o","oN",["gluR",{"glu16RowBlock":64}],"downR"]}' --reps 20 --out "$OUT/kernels-collapse.json" ;;
+    # the rows GEMVs' subgroup sums reduce-scattered (tunable rowsReduce scatter: 6 shuffles for 4 rows instead of 20)
+    # against subgroupAdd: a layer's chain with each kernel both ways, then the 8B and 1B Q4_K decode alternated
+    rows-reduce)
+      run rows-reduce-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerS":[["qkv",{"rowsReduce":"scatter"}],"att",["oN",{"rowsReduce":"scatter"}],["gluR",{"rowsReduce":"scatter"}],["downR",{"rowsReduce":"scatter"}]],"layer2":["qkv","att","oN","gluR","downR"],"layerS2":[["qkv",{"rowsReduce":"scatter"}],"att",["oN",{"rowsReduce":"scatter"}],["gluR",{"rowsReduce":"scatter"}],["downR",{"rowsReduce":"scatter"}]]}' --reps 20 --out "$OUT/kernels-rows-reduce.json"
+      sc='{"linear":{"rowsReduce":"scatter"},"linear_fused":{"rowsReduce":"scatter"},"linear_glu_q8":{"rowsReduce":"scatter"},"linear_q8":{"rowsReduce":"scatter"},"linear_rope_kv":{"rowsReduce":"scatter"}}'
+      PREFILL='' decode_points rows-reduce defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc"
+      PRESETS=llama-1b-128k PREFILL='' decode_points rows-reduce-1b defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc" ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;
