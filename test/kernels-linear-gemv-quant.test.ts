@@ -64,8 +64,8 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     ['q8_0', 33, 14336, { gemvRowBlock: 8 }], // 448 blocks a row (the 8B down's K): 448 lanes, one team
     ['q6_k', 70, 512, {}], // 2 blocks a row (odd and even)
     ['q6_k', 37, 4096, { gemvRowBlock: 4 }],
-    ['q8_0', 40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'scatter' }], // the rows' sums reduce-scattered
-    ['q6_k', 37, 4096, { gemvRowBlock: 8, rowsReduce: 'scatter' }],
+    ['q8_0', 40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
+    ['q6_k', 37, 4096, { gemvRowBlock: 8, rowsReduce: 'add' }],
     ['q6_k', 20, 2048, { gemvRunSums: 'off' }], // the activations' run sums recomputed
   ] as const)('%s M=1 N=%i K=%i on int8 activations (rows mode) %o', async (fmt, N, K, tunables) => {
     const r = new Rng(`linear-gemv-quant/rows/${fmt}/${N}x${K}`);

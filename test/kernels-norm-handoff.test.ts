@@ -55,8 +55,10 @@ describe('the norm handoff out of the GEMVs that write h', () => {
     ['linear_q8', 3, 48, 1280, 1, { gemvRowBlock: 16, gemvWorkgroup: 16 }], // 3 slots a lane
     ['linear_fused', 1, 64, 512, 1, {}], // o_proj: 16 rows in 4 teams
     ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2 }],
-    ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'scatter' }], // the rows' sums reduce-scattered
-    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsReduce: 'scatter' }],
+    ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
+    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsReduce: 'add' }],
+    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsMath: 'lean' }], // a slot's products through slotLean
+    ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'lean' }],
     ['linear_fused', 1, 48, 256, 0, { gemvRowBlock: 64, gemvTeams: 1 }], // one block, past N from 48
   ] as const)('%s M=%i N=%i K=%i accumulate %i %o', async ([op, M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`handoff-out/${op}/${M}x${N}x${K}`);
