@@ -1,0 +1,70 @@
+/**
+ * The gemv-q8a rows variants' reduction and slot math as the contracts choose them (no GPU: plans resolved against the
+ * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
+ * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
+ * slotLean by default in the MLP's GEMVs only. The kernels' results both ways: the kernels-* tests.
+ */
+import { describe, expect, it } from 'vitest';
+import { resolveContract } from '../src/contracts/index.ts';
+import { renderPassShader } from '../src/contracts/run.ts';
+import { opContract } from '../src/ops/runner.ts';
+import { editedProfile, h200 } from './contracts-helpers.ts';
+import type { DeviceCaps } from '../src/gpu/caps.ts';
+
+const H = 4096;
+const I = 14336;
+
+function down(tunables: Record<string, string | number>, device: DeviceCaps = h200, K = I) {
+  return resolveContract(opContract('linear_q8'), {
+    shapes: { xq: [1, K / 4], xm: [1, (3 * K) / 16], w: [H, K], y: [1, H] },
+    dtypes: { w: 'q4_k', xq: 'uint32' },
+    attributes: { accumulate: 1 },
+    tunables,
+    device,
+  });
+}
+
+function oProj(tunables: Record<string, string | number>) {
+  return resolveContract(opContract('linear_fused'), {
+    shapes: { x: [1, H], w: [H, H], y: [1, H] },
+    dtypes: { w: 'q4_k' },
+    attributes: { accumulate: 1 },
+    tunables,
+    device: h200,
+  });
+}
+
+describe('rows-mode reduction and slot math', () => {
+  it('reduce-scatters in whole subgroups, and sums by subgroupAdd in a workgroup smaller than one', () => {
+    const p = down({});
+    expect(p.variant).toBe('q8h_rows');
+    expect(p.passes[0]!.derived.rowsReduce ?? p.derived.rowsReduce).toBe('scatter');
+    expect(renderPassShader(p, p.passes[0]!)).toContain('subgroupShuffleXor(select(acc.zw, acc.xy, up1), sgsize / 2u)');
+    const small = down({ gemvWorkgroup: 16, gemvRowBlock: 16 }, h200, 1280); // 40 slots a row: 3 a lane
+    expect(small.variant).toBe('q8h_rows');
+    const reduce = small.passes[0]!.derived.rowsReduce ?? small.derived.rowsReduce;
+    expect(reduce).toBe('add');
+    const wgsl = renderPassShader(small, small.passes[0]!);
+    expect(wgsl).toContain('let total = subgroupAdd(acc);');
+    expect(wgsl).not.toContain('subgroupShuffleXor(select(acc.zw');
+  });
+
+  it('sums by subgroupAdd on an adapter that does not state its subgroup sizes', () => {
+    const bare = editedProfile('nvidia-h200', (prof) => {
+      delete (prof.adapterInfo as { subgroupMaxSize?: number }).subgroupMaxSize;
+    });
+    const p = down({}, bare);
+    expect(p.variant).toBe('q8h_rows');
+    expect(p.passes[0]!.derived.rowsReduce ?? p.derived.rowsReduce).toBe('add');
+  });
+
+  it('takes slotLean in the down GEMV and slot() in o_proj by default, either where asked', () => {
+    const lean = (p: ReturnType<typeof down>) => /\+= select\(0\.0, slotLean\(/.test(renderPassShader(p, p.passes[0]!));
+    expect(lean(down({}))).toBe(true);
+    expect(lean(down({ rowsMath: 'base' }))).toBe(false);
+    const o = oProj({});
+    expect(o.variant).toMatch(/rows/);
+    expect(lean(o)).toBe(false);
+    expect(lean(oProj({ rowsMath: 'lean' }))).toBe(true);
+  });
+});
