@@ -2,7 +2,7 @@
  * The gemv-q8a rows variants' reduction and slot math as the contracts choose them (no GPU: plans resolved against the
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
- * slotLean by default in the MLP's GEMVs only. The kernels' results both ways: the kernels-* tests.
+ * slotLean by default ("magic": its integers made f32 by their bits). The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -58,13 +58,19 @@ describe('rows-mode reduction and slot math', () => {
     expect(p.passes[0]!.derived.rowsReduce ?? p.derived.rowsReduce).toBe('add');
   });
 
-  it('takes slotLean in the down GEMV and slot() in o_proj by default, either where asked', () => {
-    const lean = (p: ReturnType<typeof down>) => /\+= select\(0\.0, slotLean\(/.test(renderPassShader(p, p.passes[0]!));
+  it('takes slotLean by default, slot() or the bit-cast conversions where asked', () => {
+    const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
+    const lean = (p: ReturnType<typeof down>) => /\+= select\(0\.0, slotLean\(/.test(wgsl(p));
     expect(lean(down({}))).toBe(true);
     expect(lean(down({ rowsMath: 'base' }))).toBe(false);
     const o = oProj({});
     expect(o.variant).toMatch(/rows/);
-    expect(lean(o)).toBe(false);
-    expect(lean(oProj({ rowsMath: 'lean' }))).toBe(true);
+    expect(lean(o)).toBe(true);
+    expect(lean(oProj({ rowsMath: 'base' }))).toBe(false);
+    // "magic": the same function with byteF32 / sumF32 for f32()
+    expect(wgsl(down({}))).not.toContain('byteF32');
+    const magic = wgsl(down({ rowsMath: 'magic' }));
+    expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
+    expect(magic).toContain('byteF32(sc & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
   });
 });
