@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split rows-magic
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split rows-magic head-math rows-retune
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -199,6 +199,17 @@ for s in "${steps[@]}"; do
     rows-magic)
       mg='{"linear_fused":{"rowsMath":"magic"},"linear_glu_q8":{"rowsMath":"magic"},"linear_q8":{"rowsMath":"magic"},"linear_rope_kv":{"rowsMath":"magic"}}'
       PREFILL='' decode_points rows-magic defaults:'{}' magic:"$mg" defaults2:'{}' magic2:"$mg" ;;
+    # the LM head and the other subgroup-item GEMVs through slotLean (linear_fused gemvMath lean) and, with the rows
+    # GEMVs, through its bit-cast conversions (magic), against the defaults: 8B Q4_K alternated
+    head-math)
+      hl='{"linear_fused":{"gemvMath":"lean"}}'
+      mg='{"linear_fused":{"rowsMath":"magic","gemvMath":"magic"},"linear_glu_q8":{"rowsMath":"magic"},"linear_q8":{"rowsMath":"magic"},"linear_rope_kv":{"rowsMath":"magic"}}'
+      PREFILL='' decode_points head-math defaults:'{}' headlean:"$hl" magic:"$mg" defaults2:'{}' headlean2:"$hl" magic2:"$mg" ;;
+    # the rows GEMVs' work splits measured again with the leaner slot math (tuned before it): gate|up in 1 and 4 teams,
+    # down at 8 and 32 rows a workgroup, q|k|v in 1 team; 8B Q4_K alternated with the defaults
+    rows-retune)
+      PREFILL='' decode_points rows-retune defaults:'{}' g1:'{"linear_glu_q8":{"glu16Teams":1}}' g4:'{"linear_glu_q8":{"glu16Teams":4}}' \
+        d8:'{"linear_q8":{"gemvRowBlock":8}}' d32:'{"linear_q8":{"gemvRowBlock":32}}' q1:'{"linear_rope_kv":{"gemvTeams":1}}' defaults2:'{}' ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;

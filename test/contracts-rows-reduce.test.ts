@@ -73,4 +73,15 @@ describe('rows-mode reduction and slot math', () => {
     expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
     expect(magic).toContain('byteF32(sc & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
   });
+
+  it('takes slot() in the subgroup-item walk by default, slotLean under gemvMath', () => {
+    const items = (t: Record<string, string | number>) => {
+      const p = oProj({ gemvRowBlock: -1, ...t });
+      expect(p.variant).not.toMatch(/rows/);
+      return renderPassShader(p, p.passes[p.passes.length - 1]!);
+    };
+    expect(items({})).toMatch(/\+= select\(0\.0, slot\(/);
+    expect(items({ gemvMath: 'lean' })).toMatch(/\+= select\(0\.0, slotLean\(/);
+    expect(items({ gemvMath: 'magic' })).toContain('sumF32(dot16(q, 4u, xh))');
+  });
 });

@@ -141,6 +141,10 @@ describe('linear_fused vs the CPU reference', () => {
     [2, 70, 1024, 'none', 'silu', 1, {}], // prologue none: rows mode by default (16 rows, 4 teams where the device allows)
     [1, 40, 4096, 'glu', 'silu', 1, { gemvPipeline: 'on', gemvRunSums: 'on', gemvWorkgroup: 64 }], // several loop turns
     [2, 70, 1024, 'rmsnorm', 'silu', 0, { gemvPipeline: 'on', gemvWorkgroup: 32 }], // prologue loads in several batches
+    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvMath: 'lean' }], // a slot's products through slotLean (slot() by default here)
+    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvMath: 'magic' }], // slotLean, its integers made f32 by their bits
+    [3, 33, 256, 'none', 'silu', 1, { gemvRowBlock: -1, gemvUnroll: 3, gemvMath: 'lean', gemvPipeline: 'off' }],
+    [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'magic' }], // an LM head's rows (q8a_norm_fused) through slotLean
     // rows mode: a block of gemvRowBlock rows a workgroup, the activation slots in registers
     [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16 }],
     [2, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 8, gemvTeams: 2 }],
