@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split rows-magic head-math rows-retune
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -195,10 +195,6 @@ for s in "${steps[@]}"; do
     rows-split)
       ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
       PREFILL='' decode_points rows-split defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" ;;
-    # slotLean with its integers made f32 by their bits (rowsMath magic) against the default (lean), 8B Q4_K alternated
-    rows-magic)
-      mg='{"linear_fused":{"rowsMath":"magic"},"linear_glu_q8":{"rowsMath":"magic"},"linear_q8":{"rowsMath":"magic"},"linear_rope_kv":{"rowsMath":"magic"}}'
-      PREFILL='' decode_points rows-magic defaults:'{}' magic:"$mg" defaults2:'{}' magic2:"$mg" ;;
     # the LM head and the other subgroup-item GEMVs through slotLean (linear_fused gemvMath lean) and, with the rows
     # GEMVs, through its bit-cast conversions (magic), against the defaults: 8B Q4_K alternated
     head-math)

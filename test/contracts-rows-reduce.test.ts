@@ -38,12 +38,11 @@ describe('rows-mode reduction and slot math', () => {
   it('reduce-scatters in whole subgroups, and sums by subgroupAdd in a workgroup smaller than one', () => {
     const p = down({});
     expect(p.variant).toBe('q8h_rows');
-    expect(p.passes[0]!.derived.rowsReduce ?? p.derived.rowsReduce).toBe('scatter');
+    expect(p.derived.rowsReduce).toBe('scatter');
     expect(renderPassShader(p, p.passes[0]!)).toContain('subgroupShuffleXor(select(acc.zw, acc.xy, up1), sgsize / 2u)');
     const small = down({ gemvWorkgroup: 16, gemvRowBlock: 16 }, h200, 1280); // 40 slots a row: 3 a lane
     expect(small.variant).toBe('q8h_rows');
-    const reduce = small.passes[0]!.derived.rowsReduce ?? small.derived.rowsReduce;
-    expect(reduce).toBe('add');
+    expect(small.derived.rowsReduce).toBe('add');
     const wgsl = renderPassShader(small, small.passes[0]!);
     expect(wgsl).toContain('let total = subgroupAdd(acc);');
     expect(wgsl).not.toContain('subgroupShuffleXor(select(acc.zw');
@@ -55,7 +54,7 @@ describe('rows-mode reduction and slot math', () => {
     });
     const p = down({}, bare);
     expect(p.variant).toBe('q8h_rows');
-    expect(p.passes[0]!.derived.rowsReduce ?? p.derived.rowsReduce).toBe('add');
+    expect(p.derived.rowsReduce).toBe('add');
   });
 
   it('takes slotLean by default, slot() or the bit-cast conversions where asked', () => {
