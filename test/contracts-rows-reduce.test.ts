@@ -2,7 +2,8 @@
  * The gemv-q8a rows variants' reduction and slot math as the contracts choose them (no GPU: plans resolved against the
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
- * slotLean by default ("magic": its integers made f32 by their bits). The kernels' results both ways: the kernels-* tests.
+ * slotLean by default ("magic": its integers made f32 by their bits), and the slots indexed exactly where a team's lanes
+ * hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -59,7 +60,7 @@ describe('rows-mode reduction and slot math', () => {
 
   it('takes slotLean by default, slot() or the bit-cast conversions where asked', () => {
     const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
-    const lean = (p: ReturnType<typeof down>) => /\+= select\(0\.0, slotLean\(/.test(wgsl(p));
+    const lean = (p: ReturnType<typeof down>) => /\+= (select\(0\.0, )?slotLean\(/.test(wgsl(p));
     expect(lean(down({}))).toBe(true);
     expect(lean(down({ rowsMath: 'base' }))).toBe(false);
     const o = oProj({});
@@ -71,6 +72,20 @@ describe('rows-mode reduction and slot math', () => {
     const magic = wgsl(down({ rowsMath: 'magic' }));
     expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
     expect(magic).toContain('byteF32(sc & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
+  });
+
+  it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {
+    const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
+    // K = 14336: 448 slots of 32 values, 448 lanes of one slot
+    const exact = wgsl(down({}));
+    expect(exact).toContain('acc[0] += slotLean(');
+    expect(exact).not.toMatch(/select\(0\.0, slotLean\(|let ok0 =/);
+    expect(exact).toContain('let s0 = lt + 0u;');
+    for (const src of [wgsl(down({ rowsExact: 'off' })), wgsl(down({ gemvWorkgroup: 16, gemvRowBlock: 16 }, h200, 1280))]) {
+      // off, or 40 slots over 16 lanes of 3 (48): the slots past the row's end clamped, their products dropped
+      expect(src).toContain('acc[0] += select(0.0, slotLean(');
+      expect(src).toContain('let s0 = min(lt + 0u, last);');
+    }
   });
 
   it('takes slot() in the subgroup-item walk by default, slotLean under gemvMath', () => {
