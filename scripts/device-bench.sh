@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -211,6 +211,11 @@ for s in "${steps[@]}"; do
     rows-exact)
       off='{"linear_fused":{"rowsExact":"off"},"linear_glu_q8":{"rowsExact":"off"},"linear_q8":{"rowsExact":"off"},"linear_rope_kv":{"rowsExact":"off"}}'
       PREFILL='' decode_points rows-exact exact:'{}' off:"$off" exact2:'{}' off2:"$off" exact3:'{}' off3:"$off" ;;
+    # slotImad (rowsMath imad: the sub-block scales multiplied into the integer sums, the sum folded into the fmas) in
+    # the four rows contracts against the defaults; 8B Q4_K alternated
+    rows-imad)
+      im='{"linear_fused":{"rowsMath":"imad"},"linear_glu_q8":{"rowsMath":"imad"},"linear_q8":{"rowsMath":"imad"},"linear_rope_kv":{"rowsMath":"imad"}}'
+      PREFILL='' decode_points rows-imad defaults:'{}' imad:"$im" defaults2:'{}' imad2:"$im" defaults3:'{}' imad3:"$im" ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;

@@ -72,6 +72,9 @@ describe('rows-mode reduction and slot math', () => {
     const magic = wgsl(down({ rowsMath: 'magic' }));
     expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
     expect(magic).toContain('byteF32(sc & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
+    // "imad": slotImad, the scales multiplied into the integer sums and the sum folded into the fmas
+    expect(wgsl(down({ rowsMath: 'imad' }))).toContain('acc[0] = slotImad(acc[0], ');
+    expect(wgsl(down({ rowsMath: 'imad', rowsExact: 'off' }))).toContain('acc[0] = select(acc[0], slotImad(acc[0], ');
   });
 
   it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {
@@ -97,5 +100,6 @@ describe('rows-mode reduction and slot math', () => {
     expect(items({})).toMatch(/\+= select\(0\.0, slot\(/);
     expect(items({ gemvMath: 'lean' })).toMatch(/\+= select\(0\.0, slotLean\(/);
     expect(items({ gemvMath: 'magic' })).toContain('sumF32(dot16(q, 4u, xh))');
+    expect(items({ gemvMath: 'imad' })).toContain('= select(acc[0], slotImad(acc[0], ');
   });
 });
