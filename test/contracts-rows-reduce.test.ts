@@ -3,7 +3,7 @@
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
  * slotLean by default ("magic": its integers made f32 by their bits), and the slots indexed exactly where a team's lanes
- * hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
+ * hold the row's slots exactly (rowsExact), and under rowsUniform a subgroup of 32 on one half of each block. The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -71,7 +71,7 @@ describe('rows-mode reduction and slot math', () => {
     expect(wgsl(down({}))).not.toContain('byteF32');
     const magic = wgsl(down({ rowsMath: 'magic' }));
     expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
-    expect(magic).toContain('byteF32(sc & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
+    expect(magic).toContain('byteF32(k.x & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
     // "imad": slotImad, the scales multiplied into the integer sums and the sum folded into the fmas
     expect(wgsl(down({ rowsMath: 'imad' }))).toContain('acc[0] = slotImad(acc[0], ');
     expect(wgsl(down({ rowsMath: 'imad', rowsExact: 'off' }))).toContain('acc[0] = select(acc[0], slotImad(acc[0], ');
@@ -89,6 +89,22 @@ describe('rows-mode reduction and slot math', () => {
       expect(src).toContain('acc[0] += select(0.0, slotLean(');
       expect(src).toContain('let s0 = min(lt + 0u, last);');
     }
+  });
+
+  it('puts a subgroup of 32 on one half of each block under rowsUniform, where subgroups are 32 lanes', () => {
+    const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
+    const uni = wgsl(down({ rowsMath: 'imad', rowsUniform: 'on' }));
+    expect(uni).toContain('let s0 = pl + 0u;');
+    expect(uni).toContain('if (plo0) {');
+    expect(uni).toContain('acc[0] = imadCore(acc[0], h0_0_0.x, sc0[0], mn0[0], ');
+    // off by default; and with rowsMath other than imad, or on an adapter of 4-lane subgroups, lane i takes slot i
+    expect(wgsl(down({ rowsMath: 'imad' }))).not.toContain('plo0');
+    expect(wgsl(down({ rowsUniform: 'on' }))).not.toContain('plo0');
+    const narrow = editedProfile('nvidia-h200', (prof) => {
+      (prof.adapterInfo as { subgroupMinSize?: number }).subgroupMinSize = 4;
+    });
+    expect(wgsl(down({ rowsMath: 'imad', rowsUniform: 'on' }, narrow))).not.toContain('plo0');
+    expect(wgsl(down({ rowsMath: 'imad', rowsUniform: 'any' }, narrow))).toContain('if (plo0) {');
   });
 
   it('takes slot() in the subgroup-item walk by default, slotLean under gemvMath', () => {

@@ -51,6 +51,7 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotLean by default)
     [2, 96, 512, 'gelu_tanh', { gemvRowBlock: 64, rowsMath: 'magic' }], // integers made f32 by their bits
     [2, 96, 512, 'gelu_tanh', { gemvRowBlock: 64, rowsMath: 'imad' }], // slotImad: the scales in the integer sums
+    [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2, rowsMath: 'imad', rowsUniform: 'any' }], // 2 teams of 128 lanes, each 64 on 8 blocks' halves
   ] as const)('M=%i I=%i K=%i %s %o', async ([M, I, K, activation, tun], ctx) => {
     const r = new Rng(`linear_glu_q8/${M}x${I}x${K}/${activation}`);
     const x = r.floats(M * K);
@@ -130,6 +131,8 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [2, 37, 14336, 1, { rowsMath: 'magic' }], // slotLean with its integers made f32 by their bits
     [2, 37, 14336, 1, { rowsMath: 'imad' }], // slotImad, slots indexed exactly (448 lanes of one slot)
     [2, 37, 14336, 1, { rowsMath: 'imad', rowsExact: 'off' }], // slotImad, clamped and selected
+    [2, 37, 4096, 1, { rowsMath: 'imad', rowsUniform: 'any' }], // a subgroup's lanes on one half of each block, the scales in a branch on it
+    [1, 40, 3584, 0, { rowsMath: 'imad', rowsUniform: 'any' }], // the same over 112 slots: 128 lanes, 16 past the row
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q4_k', M, N, K, accumulate, tun, ctx);
   });
