@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad rows-uniform
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -211,18 +211,14 @@ for s in "${steps[@]}"; do
     rows-exact)
       off='{"linear_fused":{"rowsExact":"off"},"linear_glu_q8":{"rowsExact":"off"},"linear_q8":{"rowsExact":"off"},"linear_rope_kv":{"rowsExact":"off"}}'
       PREFILL='' decode_points rows-exact exact:'{}' off:"$off" exact2:'{}' off2:"$off" exact3:'{}' off3:"$off" ;;
-    # slotImad (rowsMath imad: the sub-block scales multiplied into the integer sums, the sum folded into the fmas) in
-    # the four rows contracts against the defaults; 8B Q4_K alternated
+    # slotImad (rowsMath imad, the default since d31a918: the sub-block scales multiplied into the integer sums, the sum
+    # folded into the fmas) against slotLean (lean) in the four rows contracts; 8B Q4_K alternated (at d31a918 the
+    # receipts' "defaults" were lean and "imad" the new form)
     rows-imad)
-      im='{"linear_fused":{"rowsMath":"imad"},"linear_glu_q8":{"rowsMath":"imad"},"linear_q8":{"rowsMath":"imad"},"linear_rope_kv":{"rowsMath":"imad"}}'
-      PREFILL='' decode_points rows-imad defaults:'{}' imad:"$im" defaults2:'{}' imad2:"$im" defaults3:'{}' imad3:"$im" ;;
-    # rowsUniform (a subgroup of 32 on one half of each Q4_K block, the scales in a branch on it) with slotImad against
-    # slotImad alone, and with the LM head's walk through slotImad too (gemvMath imad); 8B Q4_K alternated
-    rows-uniform)
-      im='{"linear_fused":{"rowsMath":"imad"},"linear_glu_q8":{"rowsMath":"imad"},"linear_q8":{"rowsMath":"imad"},"linear_rope_kv":{"rowsMath":"imad"}}'
-      un='{"linear_fused":{"rowsMath":"imad","rowsUniform":"on"},"linear_glu_q8":{"rowsMath":"imad","rowsUniform":"on"},"linear_q8":{"rowsMath":"imad","rowsUniform":"on"},"linear_rope_kv":{"rowsMath":"imad","rowsUniform":"on"}}'
-      uh='{"linear_fused":{"rowsMath":"imad","rowsUniform":"on","gemvMath":"imad"},"linear_glu_q8":{"rowsMath":"imad","rowsUniform":"on"},"linear_q8":{"rowsMath":"imad","rowsUniform":"on"},"linear_rope_kv":{"rowsMath":"imad","rowsUniform":"on"}}'
-      PREFILL='' decode_points rows-uniform imad:"$im" uni:"$un" unihead:"$uh" imad2:"$im" uni2:"$un" unihead2:"$uh" ;;
+      ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
+      PREFILL='' decode_points rows-imad defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
+    # the 8B Q4_K decode at the defaults, twice (the issue's >= 50% target; the ceiling measured in the same runs)
+    decode-8b-q4k) PREFILL='' decode_points decode-8b-q4k defaults:'{}' defaults2:'{}' ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
     attn-oproj-kernels) run attn-oproj-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"apart":["att","oN"],"fused":["aop"],"fused2":[["aop",{"oprojRowsPerLane":2}]]}' --reps 20 --out "$OUT/kernels-attn-oproj.json" ;;

@@ -2,8 +2,8 @@
  * The gemv-q8a rows variants' reduction and slot math as the contracts choose them (no GPU: plans resolved against the
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
- * slotLean by default ("magic": its integers made f32 by their bits), and the slots indexed exactly where a team's lanes
- * hold the row's slots exactly (rowsExact), and under rowsUniform a subgroup of 32 on one half of each block. The kernels' results both ways: the kernels-* tests.
+ * slotImad by default (slotLean, "magic": slotLean with its integers made f32 by their bits, or slot() where asked), and the slots indexed exactly where a team's lanes
+ * hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -58,53 +58,40 @@ describe('rows-mode reduction and slot math', () => {
     expect(p.derived.rowsReduce).toBe('add');
   });
 
-  it('takes slotLean by default, slot() or the bit-cast conversions where asked', () => {
+  it('takes slotImad by default, slotLean, slot() or the bit-cast conversions where asked', () => {
     const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
+    const imad = (p: ReturnType<typeof down>) => /acc\[0\] = (select\(acc\[0\], )?slotImad\(acc\[0\], /.test(wgsl(p));
     const lean = (p: ReturnType<typeof down>) => /\+= (select\(0\.0, )?slotLean\(/.test(wgsl(p));
-    expect(lean(down({}))).toBe(true);
-    expect(lean(down({ rowsMath: 'base' }))).toBe(false);
+    expect(imad(down({}))).toBe(true);
+    expect(lean(down({ rowsMath: 'lean' }))).toBe(true);
+    expect(imad(down({ rowsMath: 'lean' }))).toBe(false);
+    expect(lean(down({ rowsMath: 'base' })) || imad(down({ rowsMath: 'base' }))).toBe(false);
     const o = oProj({});
     expect(o.variant).toMatch(/rows/);
-    expect(lean(o)).toBe(true);
-    expect(lean(oProj({ rowsMath: 'base' }))).toBe(false);
-    // "magic": the same function with byteF32 / sumF32 for f32()
+    expect(imad(o)).toBe(true);
+    expect(lean(oProj({ rowsMath: 'lean' }))).toBe(true);
+    expect(imad(oProj({ rowsMath: 'base' }))).toBe(false);
+    // "magic": slotLean with byteF32 / sumF32 for f32()
     expect(wgsl(down({}))).not.toContain('byteF32');
     const magic = wgsl(down({ rowsMath: 'magic' }));
     expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
     expect(magic).toContain('byteF32(k.x & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
-    // "imad": slotImad, the scales multiplied into the integer sums and the sum folded into the fmas
-    expect(wgsl(down({ rowsMath: 'imad' }))).toContain('acc[0] = slotImad(acc[0], ');
-    expect(wgsl(down({ rowsMath: 'imad', rowsExact: 'off' }))).toContain('acc[0] = select(acc[0], slotImad(acc[0], ');
   });
 
   it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {
     const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
     // K = 14336: 448 slots of 32 values, 448 lanes of one slot
     const exact = wgsl(down({}));
-    expect(exact).toContain('acc[0] += slotLean(');
-    expect(exact).not.toMatch(/select\(0\.0, slotLean\(|let ok0 =/);
+    expect(exact).toContain('acc[0] = slotImad(acc[0], ');
+    expect(exact).not.toMatch(/select\(acc\[0\], slotImad\(|let ok0 =/);
     expect(exact).toContain('let s0 = lt + 0u;');
+    expect(wgsl(down({ rowsMath: 'lean' }))).toContain('acc[0] += slotLean(');
     for (const src of [wgsl(down({ rowsExact: 'off' })), wgsl(down({ gemvWorkgroup: 16, gemvRowBlock: 16 }, h200, 1280))]) {
       // off, or 40 slots over 16 lanes of 3 (48): the slots past the row's end clamped, their products dropped
-      expect(src).toContain('acc[0] += select(0.0, slotLean(');
+      expect(src).toContain('acc[0] = select(acc[0], slotImad(acc[0], ');
       expect(src).toContain('let s0 = min(lt + 0u, last);');
     }
-  });
-
-  it('puts a subgroup of 32 on one half of each block under rowsUniform, where subgroups are 32 lanes', () => {
-    const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
-    const uni = wgsl(down({ rowsMath: 'imad', rowsUniform: 'on' }));
-    expect(uni).toContain('let s0 = pl + 0u;');
-    expect(uni).toContain('if (plo0) {');
-    expect(uni).toContain('acc[0] = imadCore(acc[0], h0_0_0.x, sc0[0], mn0[0], ');
-    // off by default; and with rowsMath other than imad, or on an adapter of 4-lane subgroups, lane i takes slot i
-    expect(wgsl(down({ rowsMath: 'imad' }))).not.toContain('plo0');
-    expect(wgsl(down({ rowsUniform: 'on' }))).not.toContain('plo0');
-    const narrow = editedProfile('nvidia-h200', (prof) => {
-      (prof.adapterInfo as { subgroupMinSize?: number }).subgroupMinSize = 4;
-    });
-    expect(wgsl(down({ rowsMath: 'imad', rowsUniform: 'on' }, narrow))).not.toContain('plo0');
-    expect(wgsl(down({ rowsMath: 'imad', rowsUniform: 'any' }, narrow))).toContain('if (plo0) {');
+    expect(wgsl(down({ rowsExact: 'off', rowsMath: 'lean' }))).toContain('acc[0] += select(0.0, slotLean(');
   });
 
   it('takes slot() in the subgroup-item walk by default, slotLean under gemvMath', () => {

@@ -152,7 +152,7 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'none', 'silu', 1, { gemvRowBlock: 12, gemvRunSums: 'off' }], // 72 slots: 96 lanes; sums recomputed
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
     [2, 37, 768, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
-    [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotLean by default)
+    [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
     // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
