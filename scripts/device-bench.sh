@@ -211,7 +211,7 @@ for s in "${steps[@]}"; do
     rows-exact)
       off='{"linear_fused":{"rowsExact":"off"},"linear_glu_q8":{"rowsExact":"off"},"linear_q8":{"rowsExact":"off"},"linear_rope_kv":{"rowsExact":"off"}}'
       PREFILL='' decode_points rows-exact exact:'{}' off:"$off" exact2:'{}' off2:"$off" exact3:'{}' off3:"$off" ;;
-    # slotImad (rowsMath imad, the default since d31a918: the sub-block scales multiplied into the integer sums, the sum
+    # slotImad (rowsMath imad, the default since 1914a75: the sub-block scales multiplied into the integer sums, the sum
     # folded into the fmas) against slotLean (lean) in the four rows contracts; 8B Q4_K alternated (at d31a918 the
     # receipts' "defaults" were lean and "imad" the new form)
     rows-imad)
