@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -217,6 +217,11 @@ for s in "${steps[@]}"; do
     rows-imad)
       ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
       PREFILL='' decode_points rows-imad defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
+    # slotXor (rowsMath xor: slotImad with the high nibbles taken without a shift) against slotImad (the default) in the
+    # four rows contracts; 8B Q4_K alternated
+    rows-xor)
+      xo='{"linear_fused":{"rowsMath":"xor"},"linear_glu_q8":{"rowsMath":"xor"},"linear_q8":{"rowsMath":"xor"},"linear_rope_kv":{"rowsMath":"xor"}}'
+      PREFILL='' decode_points rows-xor defaults:'{}' xor:"$xo" defaults2:'{}' xor2:"$xo" ;;
     # the LM head's subgroup-item walk through slotImad (linear_fused gemvMath imad) against slot() (the default); 8B Q4_K
     head-imad) hi='{"linear_fused":{"gemvMath":"imad"}}'; PREFILL='' decode_points head-imad defaults:'{}' imad:"$hi" defaults2:'{}' imad2:"$hi" ;;
     # the 8B Q4_K decode at the defaults, twice (the issue's >= 50% target; the ceiling measured in the same runs)
