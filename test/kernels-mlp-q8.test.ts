@@ -129,7 +129,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
     [2, 37, 14336, 0, { rowsMath: 'base', rowsReduce: 'add' }],
     [2, 37, 14336, 1, { rowsMath: 'magic' }], // slotLean with its integers made f32 by their bits
-    [2, 37, 14336, 1, { rowsMath: 'lean' }], // slotLean, slots indexed exactly (448 lanes of one slot)
+    [2, 37, 14336, 1, { rowsMath: 'lean' }], // slotLean, slots indexed exactly (the team's lanes hold the 448 slots exactly)
     [2, 37, 14336, 1, { rowsExact: 'off' }], // slotImad, the slots clamped and selected (exact by default)
     [2, 37, 14336, 1, { rowsMath: 'xor' }], // slotXor: the high nibbles by (w & 0xf0) ^ 0x80
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsMath: 'xor' }], // slotXor, clamped and selected
