@@ -217,7 +217,7 @@ for s in "${steps[@]}"; do
     rows-imad)
       ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
       PREFILL='' decode_points rows-imad defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
-    # slotXor (rowsMath xor: slotImad with the high nibbles taken without a shift) against slotImad (the default) in the
+    # rowsMath xor (slotImad with the high nibbles taken without a shift) against slotImad (the default) in the
     # four rows contracts; 8B Q4_K alternated
     rows-xor)
       xo='{"linear_fused":{"rowsMath":"xor"},"linear_glu_q8":{"rowsMath":"xor"},"linear_q8":{"rowsMath":"xor"},"linear_rope_kv":{"rowsMath":"xor"}}'

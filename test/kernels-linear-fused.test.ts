@@ -146,7 +146,7 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 256, 'none', 'silu', 1, { gemvRowBlock: -1, gemvUnroll: 3, gemvMath: 'lean', gemvPipeline: 'off' }],
     [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'magic' }], // an LM head's rows (q8a_norm_fused) through slotLean
     [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvMath: 'imad' }], // slotImad: the scales in the integer sums
-    [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'xor' }], // the LM head's walk through slotXor
+    [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'xor' }], // the LM head's walk through slotImad's "xor" form
     // rows mode: a block of gemvRowBlock rows a workgroup, the activation slots in registers
     [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16 }],
     [2, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 8, gemvTeams: 2 }],
