@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -42,6 +42,8 @@ for s in "${steps[@]}"; do
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep
     gemv) run gemv 300 node --import tsx bench/kernels.ts --formats q4_k,float16,q6_k,q8_0 --m 1 --sweep --reps 20 --out "$OUT/kernels-gemv.json" ;;
+    # the GEMV target's table: `linear` at M = 1 at 4096x14336, 14336x4096 and 128256x4096 in every weight format, no sweep
+    gemv-table) run gemv-table 240 node --import tsx bench/kernels.ts --formats q4_k,q6_k,q8_0,float16 --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-gemv-table.json" ;;
     # the 8B decode GEMV shapes in Q4_K: the default (fused int8), every work split of the quant-pass and fused GEMVs,
     # and the fused one's gemvRunSums / gemvPipeline (GEMV_SHAPES=NxK,... for fewer shapes)
     gemv-q4k) run gemv-q4k 400 node --import tsx bench/kernels.ts --formats q4_k --m 1 --shapes ${GEMV_SHAPES:-4096x4096,6144x4096,28672x4096,4096x14336,128256x4096} --sweep --reps 10 --out "$OUT/kernels-gemv-q4k.json" ;;
