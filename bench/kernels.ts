@@ -9,7 +9,7 @@
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -647,6 +647,10 @@ async function main() {
   const ms = arg('m', '1,16,128,512,2048').split(',').map(Number);
   const shapes = process.argv.includes('--shapes') ? arg('shapes', '').split(',').map((s) => s.split('x').map(Number) as [number, number]) : SHAPES;
   const reps = Number(arg('reps', '20'));
+  // --linear-tunables JSON: tunables for every linear plan of the weight cases and their int8 rows points (linear_fused),
+  // e.g. '{"q6Wide":"on"}' (both contracts must declare each one)
+  const linearTunables = JSON.parse(arg('linear-tunables', '{}')) as Record<string, number | string>;
+  if (typeof linearTunables !== 'object' || linearTunables === null || Array.isArray(linearTunables)) throw new Error(`--linear-tunables: expected a JSON object, got ${arg('linear-tunables', '')}`);
   const sweep = process.argv.includes('--sweep');
   const sweepPairs = process.argv.includes('--sweep-pairs');
   const gemmSweep = process.argv.includes('--gemm-sweep');
@@ -678,7 +682,7 @@ async function main() {
           continue;
         }
         const y = dev.device.createBuffer({ size: yBytes, usage: USAGE.STORAGE | USAGE.COPY_SRC, label: 'y' });
-        const req = (extra: { variant?: string; tunables?: Record<string, number | string> } = {}) => planOp(dev, 'linear', { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: fmt }, ...extra });
+        const req = (extra: { variant?: string; tunables?: Record<string, number | string> } = {}) => planOp(dev, 'linear', { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: fmt }, ...extra, tunables: { ...linearTunables, ...extra.tunables } });
         let plan: Plan;
         try {
           plan = req();
@@ -733,7 +737,7 @@ async function main() {
           const points: Record<string, unknown>[] = [];
           for (const t of [fmt === 'q4_k' ? { gemvRowBlock: 16 } : {}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
             try {
-              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { ...rowsInt8, ...t } });
+              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { ...rowsInt8, ...linearTunables, ...t } });
               if (!p.variant.endsWith('_rows')) continue; // refused here (a CPU adapter, no subgroups): another variant
               const tt = await timePlan(dev, p, x, ws, y, reps);
               const frac = +(bytes / (tt.inPassMs / 1000) / bw).toFixed(3);
@@ -846,6 +850,7 @@ async function main() {
     dawnArgs: dev.dawnArgs,
     readBandwidthBytesPerSecond: Math.round(bw),
     readBandwidth,
+    linearTunables,
     method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
     results,
     attention,

@@ -105,4 +105,31 @@ describe('rows-mode reduction and slot math', () => {
     expect(items({ gemvMath: 'magic' })).toContain('sumF32(dot16(q, 4u, xh))');
     expect(items({ gemvMath: 'imad' })).toContain('= select(acc[0], slotImad(acc[0], ');
   });
+
+  it('takes Q6_K in wide slots where asked (q6Wide): 64 values a lane, half the lanes a row', () => {
+    const q6 = (tunables: Record<string, string | number>) =>
+      resolveContract(opContract('linear_q8'), {
+        shapes: { qa: [1, I / 4], da: [1, I / 32], rs: [1, I / 16], w: [H, I], y: [1, H] },
+        dtypes: { w: 'q6_k', qa: 'uint32' },
+        attributes: { accumulate: 1 },
+        tunables,
+        device: h200,
+      });
+    const narrow = q6({});
+    const wide = q6({ q6Wide: 'on' });
+    expect([narrow.variant, wide.variant]).toEqual(['q6k_rows', 'q6k_rows']);
+    expect([narrow.derived.workgroupSize, wide.derived.workgroupSize]).toEqual([448, 224]); // K / 32 and K / 64 slots
+    const w = renderPassShader(wide, wide.passes[0]!);
+    expect(w).toContain('slot6w(');
+    expect(w).not.toContain('slot6(');
+    expect(w).toContain('let nslots = params.K / 64u;');
+    expect(renderPassShader(narrow, narrow.passes[0]!)).not.toContain('slot6w(');
+    // the LM head of a Q4_K_M model (linear_fused, rmsnorm prologue) and linear at M = 1 take it too
+    const head = resolveContract(opContract('linear_fused'), { shapes: { x: [1, H], w: [128256, H], gamma: [H], y: [1, 128256] }, dtypes: { w: 'q6_k' }, attributes: { prologue: 'rmsnorm' }, tunables: { q6Wide: 'on' }, device: h200 });
+    expect(head.variant).toBe('q6k_norm_rows');
+    expect(renderPassShader(head, head.passes[0]!)).toContain('slot6w(');
+    const lin = resolveContract(opContract('linear'), { shapes: { x: [1, I], w: [H, I] }, dtypes: { w: 'q6_k' }, tunables: { q6Wide: 'on' }, device: h200 });
+    expect(lin.variant).toBe('q6k_rows');
+    expect(renderPassShader(lin, lin.passes[0]!)).toContain('slot6w(');
+  });
 });

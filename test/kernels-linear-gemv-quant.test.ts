@@ -67,6 +67,9 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     ['q8_0', 40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
     ['q6_k', 37, 4096, { gemvRowBlock: 8, rowsReduce: 'add' }],
     ['q6_k', 20, 2048, { gemvRunSums: 'off' }], // the activations' run sums recomputed
+    ['q6_k', 70, 512, { q6Wide: 'on' }], // wide slots: 64 values a lane, 8 a row
+    ['q6_k', 37, 14336, { q6Wide: 'on', gemvRowBlock: 8 }], // 224 slots a row (the 8B down's K)
+    ['q6_k', 20, 2048, { q6Wide: 'on', gemvRunSums: 'off' }],
   ] as const)('%s M=1 N=%i K=%i on int8 activations (rows mode) %o', async (fmt, N, K, tunables) => {
     const r = new Rng(`linear-gemv-quant/rows/${fmt}/${N}x${K}`);
     const x = r.floats(K);

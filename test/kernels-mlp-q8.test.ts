@@ -146,6 +146,12 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 70, 2048, 1, { q6RowBlock: 16, gemvRowBlock: 32 }], // its own row block: 5 workgroups (the last 6 rows), not 3
     [2, 37, 1024, 0, { q6RowBlock: 8 }],
     [1, 41, 2048, 1, { q6RowBlock: 8, rowsReduce: 'add' }],
+    // wide slots (q6Wide): 64 values of a block a lane (both ql runs of a column and their qh run)
+    [1, 37, 512, 0, { q6Wide: 'on' }], // 8 slots: a workgroup of 32, most lanes past the row
+    [2, 70, 2048, 1, { q6Wide: 'on', q6RowBlock: 8 }], // odd and even blocks; the last workgroup's rows past N
+    [1, 41, 14336, 1, { q6Wide: 'on' }], // the 8B down_proj's K: 224 slots, exactly a team's lanes
+    [3, 20, 1536, 0, { q6Wide: 'on', q6RowBlock: 0, gemvRowBlock: 12, gemvWorkgroup: 8, gemvRunSums: 'off' }], // 3 slots a lane; run sums recomputed
+    [1, 41, 4096, 1, { q6Wide: 'on', rowsReduce: 'add' }],
   ] as const)('q6_k M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q6_k', M, N, K, accumulate, tun, ctx);
   });
