@@ -10,7 +10,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ6_K, dequantizeQ8_0, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   dev = await testDevice();
 });
 
-const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K] } as const;
+const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K], q4_k: [quantizeQ4_K, dequantizeQ4_K] } as const;
 
 const F32_ACTS = { gemvQ80Int8: 'off', gemvQ6KInt8: 'off' } as const;
 
@@ -70,6 +70,9 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     ['q6_k', 70, 512, { q6Wide: 'on' }], // wide slots: 64 values a lane, 8 a row
     ['q6_k', 37, 14336, { q6Wide: 'on', gemvRowBlock: 8 }], // 224 slots a row (the 8B down's K)
     ['q6_k', 20, 2048, { q6Wide: 'on', gemvRunSums: 'off' }],
+    // Q4_K at 4096 <= N < 65536, K >= 4096 (q4k_rows, tunable gemvQ4Rows): one 16-byte nibble slot a lane a row
+    ['q4_k', 4104, 4096, {}], // 2 teams of 128 lanes; the last workgroup's rows half past N
+    ['q4_k', 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // one team of 128 lanes, 8 rows a workgroup
   ] as const)('%s M=1 N=%i K=%i on int8 activations (rows mode) %o', async (fmt, N, K, tunables) => {
     const r = new Rng(`linear-gemv-quant/rows/${fmt}/${N}x${K}`);
     const x = r.floats(K);
@@ -80,7 +83,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
       attributes: { alpha: 0.5 },
       tunables: { cpuMapping: 'off', ...tunables },
     });
-    expect(plan.variant).toBe(fmt === 'q8_0' ? 'q80_rows' : 'q6k_rows');
+    expect(plan.variant).toBe(({ q8_0: 'q80_rows', q6_k: 'q6k_rows', q4_k: 'q4k_rows' } as const)[fmt]);
     expect(plan.derived.rowsBlock).toBe((tunables as { gemvRowBlock?: number }).gemvRowBlock ?? 16);
     // f32 sums in another order than the reference's
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);

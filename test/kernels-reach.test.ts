@@ -74,11 +74,12 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     expect(selections(report, 'linear_q8.q8h_rows')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_gemv_q8a_fused')!.devices).toContain('nvidia-h200');
     expect(selections(report, 'linear.q4k_sgmat')!.devices).toEqual(['nvidia-h200']); // subgroup matrices: the H200 only
-    // one row times a Q4_K weight through linear: fused below 65536 rows; a vocabulary-sized head takes a quant pass
-    // first (gemvFuseQuant auto: 84.5 vs 110.8 us at 128256x4096 on the H200)
+    // one row times a Q4_K weight through linear: in rows mode from 4096 to 65535 rows at K >= 4096 (gemvQ4Rows), fused
+    // below; a vocabulary-sized head takes a quant pass first (gemvFuseQuant auto: 84.5 vs 110.8 us at 128256x4096 on the H200)
     const h200 = planningDevice(capsFromJson(JSON.parse(readFileSync('spec/device-profiles/nvidia-h200.json', 'utf8'))));
     const linearPlan = (N: number) => opPlan(h200, 'linear', { x: { dtype: 'float32', shape: [1, 4096] }, w: { dtype: 'q4_k', shape: [N, 4096] }, y: { dtype: 'float32', shape: [1, N] } }, {});
-    expect(linearPlan(14336)?.variant).toBe('q4k_gemv_q8a_fused');
+    expect(linearPlan(14336)?.variant).toBe('q4k_rows');
+    expect(opPlan(h200, 'linear', { x: { dtype: 'float32', shape: [1, 2048] }, w: { dtype: 'q4_k', shape: [8192, 2048] }, y: { dtype: 'float32', shape: [1, 8192] } }, {})?.variant).toBe('q4k_gemv_q8a_fused');
     const head = linearPlan(128256)!;
     expect([head.variant, head.passes.map((p) => p.id), head.passes[1]!.dispatch]).toEqual(['q4k_gemv_q8a', ['quant', 'matmul'], [32064, 1, 1]]);
     // Q8_0 and Q6_K at M = 1: the int8 rows GEMV the decoder uses (H200, 46f8889: 134.1 / 145.3 us at 128256x4096
