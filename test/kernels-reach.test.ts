@@ -83,10 +83,11 @@ describe('kernels reach over the shipped profiles and model configs', () => {
     const head = linearPlan(128256)!;
     expect([head.variant, head.passes.map((p) => p.id), head.passes[1]!.dispatch]).toEqual(['q4k_gemv_q8a', ['quant', 'matmul'], [32064, 1, 1]]);
     // Q8_0 and Q6_K at M = 1: the int8 rows GEMV the decoder uses (H200, 46f8889: 134.1 / 145.3 us at 128256x4096
-    // against gemv-subgroup's 232.0 / 248.9), 16 rows a workgroup, 2 teams of 128 lanes at K = 4096
-    for (const [fmt, want] of [['q8_0', 'q80_rows'], ['q6_k', 'q6k_rows']] as const) {
+    // against gemv-subgroup's 232.0 / 248.9): Q8_0 16 rows a workgroup in 2 teams of 128 lanes at K = 4096, Q6_K 32 rows
+    // in one team
+    for (const [fmt, want, wg, groups] of [['q8_0', 'q80_rows', 256, 8016], ['q6_k', 'q6k_rows', 128, 4008]] as const) {
       const plan = opPlan(h200, 'linear', { x: { dtype: 'float32', shape: [1, 4096] }, w: { dtype: fmt, shape: [128256, 4096] }, y: { dtype: 'float32', shape: [1, 128256] } }, {})!;
-      expect([plan.variant, plan.derived.rowsWg, plan.passes[0]!.dispatch], fmt).toEqual([want, 256, [8016, 1, 1]]);
+      expect([plan.variant, plan.derived.rowsWg, plan.passes[0]!.dispatch], fmt).toEqual([want, wg, [groups, 1, 1]]);
     }
     const q4 = variant(report, 'matmul.q4_fused_batched');
     expect(q4.devices).toContain('nvidia-h200');
