@@ -210,6 +210,9 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 70, 512, 'none', 'silu', 1, { q6Wide: 'on' }],
     [2, 37, 4096, 'rmsnorm', 'silu', 0, { q6Wide: 'on', gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 64 lanes
     [3, 33, 1536, 'glu', 'gelu_tanh', 1, { q6Wide: 'on', gemvRowBlock: 8, gemvRunSums: 'off' }],
+    // K > 8192: 32 rows in one team by default (q6RowBlock 0); 272 slots on 288 lanes
+    [1, 40, 8704, 'rmsnorm', 'silu', 1, {}],
+    [1, 37, 8704, 'none', 'silu', 0, { q6RowBlock: 8 }],
   ] as const)('q6_k on int8 activations (gemvQ6KInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q6_k', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q6k_norm_rows' : 'q6k_plain_rows');
