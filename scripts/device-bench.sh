@@ -27,6 +27,16 @@ run() { # name seconds command...
 # bench/decode.ts on the 8B in Q4_K (PRESETS for other models, QUANT for another format, DECODE_ARGS for more options) once per point
 # "name:TESSERA_TUNABLES", in the order given (list alternations to compare: one run moves a few percent from the next);
 # receipts $OUT/<step>-<name>.json; PREFILL='' leaves out the prefill runs
+# TESSERA_TUNABLES JSON setting tunable $1 to $2 in each contract named after them (default: the four rows-mode GEMV
+# contracts linear_fused, linear_glu_q8, linear_q8, linear_rope_kv)
+same_tunable() { # tunable value [contract ...]
+  local t=$1 v=$2 c sep='' out='{'
+  shift 2
+  [ $# -gt 0 ] || set -- linear_fused linear_glu_q8 linear_q8 linear_rope_kv
+  for c in "$@"; do out+="$sep\"$c\":{\"$t\":\"$v\"}"; sep=,; done
+  echo "$out}"
+}
+
 decode_points() { # step point...
   local step=$1 p
   shift
@@ -184,18 +194,18 @@ for s in "${steps[@]}"; do
     # against subgroupAdd: a layer's chain with each kernel both ways, then the 8B and 1B Q4_K decode alternated
     rows-reduce)
       run rows-reduce-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerS":[["qkv",{"rowsReduce":"scatter"}],"att",["oN",{"rowsReduce":"scatter"}],["gluR",{"rowsReduce":"scatter"}],["downR",{"rowsReduce":"scatter"}]],"layer2":["qkv","att","oN","gluR","downR"],"layerS2":[["qkv",{"rowsReduce":"scatter"}],"att",["oN",{"rowsReduce":"scatter"}],["gluR",{"rowsReduce":"scatter"}],["downR",{"rowsReduce":"scatter"}]]}' --reps 20 --out "$OUT/kernels-rows-reduce.json"
-      sc='{"linear":{"rowsReduce":"scatter"},"linear_fused":{"rowsReduce":"scatter"},"linear_glu_q8":{"rowsReduce":"scatter"},"linear_q8":{"rowsReduce":"scatter"},"linear_rope_kv":{"rowsReduce":"scatter"}}'
+      sc=$(same_tunable rowsReduce scatter linear linear_fused linear_glu_q8 linear_q8 linear_rope_kv)
       PREFILL='' decode_points rows-reduce defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc"
       PRESETS=llama-1b-128k PREFILL='' decode_points rows-reduce-1b defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc" ;;
     # the Q4_K rows GEMVs' slot products through slotLean (tunable rowsMath lean: no branch on the sub-block pair, the
     # activation scales on the integer sums) against slot(): a layer's chain each way, then the 8B Q4_K decode alternated
     rows-math)
       run rows-math-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerLean":[["qkv",{"rowsMath":"lean"}],"att",["oN",{"rowsMath":"lean"}],["gluR",{"rowsMath":"lean"}],["downR",{"rowsMath":"lean"}]],"layer2":["qkv","att","oN","gluR","downR"],"layerLean2":[["qkv",{"rowsMath":"lean"}],"att",["oN",{"rowsMath":"lean"}],["gluR",{"rowsMath":"lean"}],["downR",{"rowsMath":"lean"}]]}' --reps 20 --out "$OUT/kernels-rows-math.json"
-      ln='{"linear":{"rowsMath":"lean"},"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
+      ln=$(same_tunable rowsMath lean linear linear_fused linear_glu_q8 linear_q8 linear_rope_kv)
       PREFILL='' decode_points rows-math defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
     # the defaults (slotLean in gate|up and down only) against slotLean in every Q4_K rows GEMV, 8B Q4_K alternated
     rows-split)
-      ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
+      ln=$(same_tunable rowsMath lean)
       PREFILL='' decode_points rows-split defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" ;;
     # the LM head and the other subgroup-item GEMVs through slotLean (linear_fused gemvMath lean) and, with the rows
     # GEMVs, through its bit-cast conversions (magic), against the defaults: 8B Q4_K alternated
@@ -211,32 +221,32 @@ for s in "${steps[@]}"; do
     # rows mode with the slots indexed exactly (rowsExact on, the default: no clamp and no select where a team's lanes hold
     # the row's slots exactly, every 8B shape) against clamped and selected (off); 8B Q4_K alternated
     rows-exact)
-      off='{"linear_fused":{"rowsExact":"off"},"linear_glu_q8":{"rowsExact":"off"},"linear_q8":{"rowsExact":"off"},"linear_rope_kv":{"rowsExact":"off"}}'
+      off=$(same_tunable rowsExact off)
       PREFILL='' decode_points rows-exact exact:'{}' off:"$off" exact2:'{}' off2:"$off" exact3:'{}' off3:"$off" ;;
     # slotImad (rowsMath imad, the default since 1914a75: the sub-block scales multiplied into the integer sums, the sum
     # folded into the fmas) against slotLean (lean) in the four rows contracts; 8B Q4_K alternated (at d31a918 the
     # receipts' "defaults" were lean and "imad" the new form)
     rows-imad)
-      ln='{"linear_fused":{"rowsMath":"lean"},"linear_glu_q8":{"rowsMath":"lean"},"linear_q8":{"rowsMath":"lean"},"linear_rope_kv":{"rowsMath":"lean"}}'
+      ln=$(same_tunable rowsMath lean)
       PREFILL='' decode_points rows-imad defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
     # rowsMath xor (slotImad with the high nibbles taken without a shift) against slotImad (the default) in the
     # four rows contracts; 8B Q4_K alternated
     rows-xor)
-      xo='{"linear_fused":{"rowsMath":"xor"},"linear_glu_q8":{"rowsMath":"xor"},"linear_q8":{"rowsMath":"xor"},"linear_rope_kv":{"rowsMath":"xor"}}'
+      xo=$(same_tunable rowsMath xor)
       PREFILL='' decode_points rows-xor defaults:'{}' xor:"$xo" defaults2:'{}' xor2:"$xo" ;;
     # the LM head's subgroup-item walk through slotImad (linear_fused gemvMath imad) against slot() (the default); 8B Q4_K
     head-imad) hi='{"linear_fused":{"gemvMath":"imad"}}'; PREFILL='' decode_points head-imad defaults:'{}' imad:"$hi" defaults2:'{}' imad2:"$hi" ;;
-    # the 8B Q4_K decode at the defaults, twice (the issue's >= 50% target; the ceiling measured in the same runs)
     # Q6_K in wide slots (tunable q6Wide: 64 values a lane, 19 words) against 32-value slots: the linear GEMV table's
     # Q6_K rows and the 8B Q4_K_M decode (its LM head and half its down_proj layers Q6_K), alternated
     q6-wide)
       run q6-wide-off 240 node --import tsx bench/kernels.ts --formats q6_k --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q6-off.json"
       run q6-wide-on 240 node --import tsx bench/kernels.ts --formats q6_k --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --linear-tunables '{"q6Wide":"on"}' --out "$OUT/kernels-q6-on.json"
-      w='{"linear":{"q6Wide":"on"},"linear_fused":{"q6Wide":"on"},"linear_q8":{"q6Wide":"on"}}'
+      w=$(same_tunable q6Wide on linear linear_fused linear_q8)
       QUANT=q4k_m PREFILL='' decode_points q6-wide defaults:'{}' wide:"$w" defaults2:'{}' wide2:"$w" ;;
     # the Q4_K_M 8B's Q6_K LM head in 32 rows of one team (linear_fused q6RowBlock 0, the default since 61482a3) against
     # the 16 rows in 2 teams before (q6RowBlock 16), alternated
     q6-head) QUANT=q4k_m PREFILL='' decode_points q6-head new:'{}' old:'{"linear_fused":{"q6RowBlock":16}}' new2:'{}' old2:'{"linear_fused":{"q6RowBlock":16}}' ;;
+    # the 8B Q4_K decode at the defaults, twice (the issue's >= 50% target; the ceiling measured in the same runs)
     decode-8b-q4k) PREFILL='' decode_points decode-8b-q4k defaults:'{}' defaults2:'{}' ;;
     # attention_oproj alone against attention + o_proj (with the handoff) back to back in one pass, at 1 and 2 rows a
     # lane (bench/kernels.ts --mlp-chains; the 8B shapes, kv_len 144 of a 256-position f16 cache)
