@@ -128,13 +128,15 @@ describe('rows-mode reduction and slot math', () => {
     const head = resolveContract(opContract('linear_fused'), { shapes: { x: [1, H], w: [128256, H], gamma: [H], y: [1, 128256] }, dtypes: { w: 'q6_k' }, attributes: { prologue: 'rmsnorm' }, tunables: { q6Wide: 'on' }, device: h200 });
     expect(head.variant).toBe('q6k_norm_rows');
     expect(renderPassShader(head, head.passes[0]!)).toContain('slot6w(');
-    // a Q6_K LM head in 32 rows of one team by default (q6RowBlock 0), 16 in 2 teams where asked
+    const lin = resolveContract(opContract('linear'), { shapes: { x: [1, I], w: [H, I] }, dtypes: { w: 'q6_k' }, tunables: { q6Wide: 'on' }, device: h200 });
+    expect(lin.variant).toBe('q6k_rows');
+    expect(renderPassShader(lin, lin.passes[0]!)).toContain('slot6w(');
+  });
+
+  it('takes a Q6_K LM head in 32 rows of one team by default (q6RowBlock 0), 16 in 2 teams where asked', () => {
     const q6head = (tunables: Record<string, string | number>) =>
       resolveContract(opContract('linear_fused'), { shapes: { x: [1, H], w: [128256, H], gamma: [H], y: [1, 128256] }, dtypes: { w: 'q6_k' }, attributes: { prologue: 'rmsnorm' }, tunables, device: h200 });
     expect([q6head({}).derived.rowsBlock, q6head({}).derived.rowsTeams]).toEqual([32, 1]);
     expect([q6head({ q6RowBlock: 16 }).derived.rowsBlock, q6head({ q6RowBlock: 16 }).derived.rowsTeams]).toEqual([16, 2]);
-    const lin = resolveContract(opContract('linear'), { shapes: { x: [1, I], w: [H, I] }, dtypes: { w: 'q6_k' }, tunables: { q6Wide: 'on' }, device: h200 });
-    expect(lin.variant).toBe('q6k_rows');
-    expect(renderPassShader(lin, lin.passes[0]!)).toContain('slot6w(');
   });
 });
