@@ -129,16 +129,22 @@ describe('attention decode_split_ticket (the parts joined in the partial pass by
       });
       expect(plan.variant).toBe('decode_split_ticket');
       expect(plan.passes.map((p) => p.dispatch)).toEqual(['splitOrder' in tun ? [Hkv, splits, T] : [splits, Hkv, T]]); // no combine pass
-      expect(plan.intermediates).toEqual([{ id: 'join', dtype: 'uint32', shape: [T * H * splits * (D + 2) + T * Hkv], bytes: 4 * (T * H * splits * (D + 2) + T * Hkv), zeroed: true }]);
+      const words = T * H * splits * (D + 4); // the parts' o, then their (m, l, m, l)
+      expect(plan.intermediates).toEqual([
+        { id: 'join', dtype: 'uint32', shape: [words], bytes: 4 * words, zeroed: true },
+        { id: 'tickets', dtype: 'uint32', shape: [T * Hkv], bytes: 4 * T * Hkv, zeroed: true },
+      ]);
       expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
-      const join = await readUint32(dev.device, dev.buffers.zeroed(0, plan.intermediates[0]!.bytes), plan.intermediates[0]!.shape[0]!);
-      expect(join.findIndex((w) => w !== 0)).toBe(-1);
+      for (const [slot, m] of plan.intermediates.entries()) {
+        const left = await readUint32(dev.device, dev.buffers.zeroed(slot, m.bytes), m.shape[0]!);
+        expect(left.findIndex((w) => w !== 0), `${m.id}: first word not zeroed`).toBe(-1);
+      }
     }
   });
 
-  it('stays two passes where the join would load more than 256 words an invocation', async () => {
-    // groups of 8 heads of 128 dims over 128 parts: 8 outputs x 128 parts an invocation
-    const c = attentionCase(new Rng('attention-split-ticket/big'), 1, 16, 2, 128, 34000, 'float16');
+  it('stays two passes where the join would load more than 256 vec4 an invocation', async () => {
+    // groups of 8 heads of 256 dims over 128 parts: 4 output quads x 128 parts an invocation
+    const c = attentionCase(new Rng('attention-split-ticket/big'), 1, 16, 2, 256, 34000, 'float16');
     const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 33990, kv_len: 33991 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, splitJoin: 'ticket' } });
     expect(plan.variant).toBe('decode_split');
     expect(plan.passes).toHaveLength(2);
