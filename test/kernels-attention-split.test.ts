@@ -10,7 +10,6 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
-import { readUint32 } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { attentionRef, attentionUniforms } from '../src/reference/attention.ts';
 import { opContract } from '../src/selftest/launch.ts';
@@ -96,58 +95,6 @@ describe('attention decode_split (flash-decoding)', () => {
     ]);
     const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
     expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
-  });
-});
-
-describe('attention decode_split_ticket (the parts joined in the partial pass by the last workgroup to take a ticket)', () => {
-  it.each([
-    // tokens, heads, kv heads, head dim, capacity, start, cache, softcap, window, tunables
-    [1, 32, 8, 128, 8192, 8000, 'float16', 0, 0, {}], // the 8B's heads: 32 parts of 4 heads, 4 outputs an invocation
-    [1, 32, 8, 64, 4096, 3000, 'float16', 0, 0, {}], // the 1B's: 2 outputs an invocation
-    [2, 8, 2, 32, 512, 257, 'float16', 0, 0, {}], // 2 tokens: a ticket each (t, g); invocations past the 128 outputs idle
-    [1, 4, 4, 128, 300, 5, 'float32', 30, 0, {}], // softcap; groups of one head
-    [3, 6, 3, 64, 1024, 700, 'float16', 0, 100, {}], // a sliding window, 3 tokens
-    [1, 4, 2, 64, 600, 3, 'float32', 0, 0, {}], // 4 keys over many parts: most see none (m = -inf, l = 0)
-    [1, 2, 1, 256, 256, 0, 'float32', 0, 0, {}], // one key
-    [1, 16, 2, 64, 34000, 33990, 'float16', 0, 0, { splitWorkgroups: 64 }], // groups of 8 heads: 32 parts, 4 outputs
-    [2, 8, 2, 64, 4096, 3000, 'float32', 0, 0, { splitWorkgroups: 64, splitOrder: 'heads' }], // 16 parts: loads in one round
-    [1, 8, 8, 32, 700, 650, 'float16', 0, 0, { splitLoads: 1, splitWorkgroups: 2048 }], // 22 parts of 32 keys
-  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i %s softcap %i window %i tunables %o', async (T, H, Hkv, D, cap, start, kvDt, softcap, win, tun) => {
-    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
-    const loads = 'splitLoads' in tun ? tun.splitLoads : 8;
-    const tile = Math.max(16, Math.min(128, Math.floor((loads * 128 * (kvDt === 'float16' ? 8 : 4)) / D)));
-    const splits = Math.max(1, Math.min(Math.ceil(cap / tile), Math.ceil(wgs / (Hkv * T))));
-    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
-    // twice, with other values: the join leaves its buffer zeroed (every part word and ticket), so the second call's
-    // workgroups find zeros and their own words, not the first call's
-    for (const round of [0, 1]) {
-      const c = attentionCase(new Rng(`attention-split-ticket/${round}/${T}/${H}/${D}/${cap}/${start}`), T, H, Hkv, D, cap, kvDt);
-      const { outputs, plan } = await runContract(dev, opContract('attention'), {
-        inputs: c.inputs,
-        attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
-        tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, splitJoin: 'ticket', ...tun },
-      });
-      expect(plan.variant).toBe('decode_split_ticket');
-      expect(plan.passes.map((p) => p.dispatch)).toEqual(['splitOrder' in tun ? [Hkv, splits, T] : [splits, Hkv, T]]); // no combine pass
-      const words = T * H * splits * (D + 4); // the parts' o, then their (m, l, m, l)
-      expect(plan.intermediates).toEqual([
-        { id: 'join', dtype: 'uint32', shape: [words], bytes: 4 * words, zeroed: true },
-        { id: 'tickets', dtype: 'uint32', shape: [T * Hkv], bytes: 4 * T * Hkv, zeroed: true },
-      ]);
-      expect(maxRelErr(outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
-      for (const [slot, m] of plan.intermediates.entries()) {
-        const left = await readUint32(dev.device, dev.buffers.zeroed(slot, m.bytes), m.shape[0]!);
-        expect(left.findIndex((w) => w !== 0), `${m.id}: first word not zeroed`).toBe(-1);
-      }
-    }
-  });
-
-  it('stays two passes where the join would load more than 256 vec4 an invocation', async () => {
-    // groups of 8 heads of 256 dims over 128 parts: 4 output quads x 128 parts an invocation
-    const c = attentionCase(new Rng('attention-split-ticket/big'), 1, 16, 2, 256, 34000, 'float16');
-    const { plan } = await runContract(dev, opContract('attention'), { inputs: c.inputs, attributes: { start_pos: 33990, kv_len: 33991 }, tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, splitJoin: 'ticket' } });
-    expect(plan.variant).toBe('decode_split');
-    expect(plan.passes).toHaveLength(2);
   });
 });
 

@@ -90,8 +90,6 @@ export interface PlanIntermediate {
   dtype: string;
   shape: number[];
   bytes: number;
-  /** Starts zeroed and is left zeroed by the passes: bind the kept buffer of BufferPool.zeroed, not a shared one. */
-  zeroed: boolean;
 }
 
 export interface Plan {
@@ -243,7 +241,7 @@ export function resolveContract(contract: KernelContract, opts: ResolveOptions):
     for (const lim of ['maxBufferSize', 'maxStorageBufferBindingSize']) {
       if (limits[lim] !== undefined && bytes > limits[lim]!) planFail(where, `${bytes} bytes exceed device.limits.${lim} = ${limits[lim]}`);
     }
-    return { id: m.id, dtype: m.dtype, shape, bytes, zeroed: m.zeroed === true };
+    return { id: m.id, dtype: m.dtype, shape, bytes };
   });
 
   // Passes.

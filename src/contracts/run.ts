@@ -201,19 +201,11 @@ export async function recordContract(
       checkDynamicValue(plan.contract, k, plan.dynamic[k]!, v);
     }
   }
-  const scratch = planScratch(dev, plan, (m) => dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
+  const scratch = new Map<string, GPUBuffer>();
+  for (const m of plan.intermediates) scratch.set(m.id, dev.buffers.acquire(Math.max(16, m.bytes), STORAGE_USAGE, `${plan.contract}.${m.id}`));
   const dispatches = planDispatches(dev, plan, passes, { tensors, scratch, uniform: (_pass, b) => rec.uniform(uniformBytes(plan, b, dynamic)) });
   for (const d of dispatches) rec.dispatch(d);
-  for (const m of plan.intermediates) if (!m.zeroed) rec.releaseAfterSubmit(scratch.get(m.id)!);
-}
-
-/**
- * Buffers for a plan's intermediates by id: a zeroed one gets the device's kept buffer of its slot (its passes leave
- * it zeroed for the next call: BufferPool.zeroed), every other one `other(m)`.
- */
-export function planScratch(dev: TesseraDevice, plan: Plan, other: (m: Plan['intermediates'][number]) => GPUBuffer): Map<string, GPUBuffer> {
-  let slot = 0;
-  return new Map(plan.intermediates.map((m) => [m.id, m.zeroed ? dev.buffers.zeroed(slot++, m.bytes, `${plan.contract}.${m.id}`) : other(m)]));
+  for (const b of scratch.values()) rec.releaseAfterSubmit(b);
 }
 
 export type UniformBinding = Extract<PlanBinding, { kind: 'uniform' }>;

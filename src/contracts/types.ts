@@ -67,11 +67,6 @@ export interface IntermediateSpec {
   id: string;
   dtype: string;
   shape: ShapeSource;
-  /**
-   * The buffer starts zeroed and the variant's passes leave it zeroed (tickets, words a later workgroup waits on):
-   * runners bind a buffer kept for it (BufferPool.zeroed), never one shared with other tensors.
-   */
-  zeroed?: boolean;
   description?: string;
 }
 export interface VariantRequires {

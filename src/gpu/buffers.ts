@@ -31,9 +31,6 @@ export function sizeClass(bytes: number): number {
 export class BufferPool {
   private free = new Map<string, GPUBuffer[]>();
   private live = new Set<GPUBuffer>();
-  /** zeroed(): one buffer a slot, and the smaller ones a slot outgrew */
-  private zeroSlots: (GPUBuffer | undefined)[] = [];
-  private retired: GPUBuffer[] = [];
   bytesAllocated = 0;
 
   constructor(private readonly device: GPUDevice) {}
@@ -68,31 +65,7 @@ export class BufferPool {
     list.push(buf);
   }
 
-  /**
-   * The shared buffer for zeroed scratch slot `slot` (a plan's zeroed intermediates take slots 0, 1, ... in their
-   * order), at least `bytes` bytes. It starts zeroed (WebGPU zero-fills new buffers) and every kernel that binds it
-   * leaves it zeroed, so calls that run one after another (a queue's dispatches are ordered, with a barrier between two
-   * that write the same buffer) can all bind the same one: it is never handed back to the pool. A larger request gets a
-   * new buffer; the old one stays alive for the bind groups that hold it.
-   */
-  zeroed(slot: number, bytes: number, label = 'tessera.zeroed'): GPUBuffer {
-    const have = this.zeroSlots[slot];
-    if (have && have.size >= bytes) return have;
-    const size = sizeClass(Math.max(16, bytes));
-    if (size > this.device.limits.maxBufferSize) {
-      throw new RangeError(`buffer "${label}" needs ${bytes} bytes, over this device's maxBufferSize ${this.device.limits.maxBufferSize}`);
-    }
-    const buf = this.device.createBuffer({ size, usage: STORAGE_USAGE, label: `${label} (zeroed slot ${slot})` });
-    this.bytesAllocated += size;
-    if (have) this.retired.push(have);
-    this.zeroSlots[slot] = buf;
-    return buf;
-  }
-
   destroyAll(): void {
-    for (const b of [...this.zeroSlots, ...this.retired]) b?.destroy();
-    this.zeroSlots = [];
-    this.retired = [];
     for (const b of this.live) b.destroy();
     for (const l of this.free.values()) for (const b of l) b.destroy();
     this.live.clear();

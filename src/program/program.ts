@@ -6,7 +6,7 @@
  * a recorder: no contract, plan cache, bind group cache or uniform packer is touched per step.
  */
 import { checkDynamicValue, dynamicNames, uniformBytes, writeDynamicFields, type AttributeValue, type Plan } from '../contracts/index.ts';
-import { planDispatches, planScratch, prepareContract, type GpuTensorRef, type UniformBinding } from '../contracts/run.ts';
+import { planDispatches, prepareContract, type GpuTensorRef, type UniformBinding } from '../contracts/run.ts';
 import { STORAGE_USAGE, writeBuffer } from '../gpu/buffers.ts';
 import { dispatchStep, type CommandList, type Recorder, type Step } from '../gpu/recorder.ts';
 import { UniformArena } from '../gpu/uniform-arena.ts';
@@ -96,8 +96,7 @@ export class Program implements CommandList {
         a.last = Math.max(a.last, last);
       }
     }
-    // (a zeroed intermediate binds the device's kept buffer instead: planScratch)
-    const scratchAct = plans.map((p, i) => p.intermediates.map((m) => (m.zeroed ? -1 : (acts.push({ label: `${p.contract}.${m.id}`, bytes: Math.max(16, m.bytes), first: i, last: i }), acts.length - 1))));
+    const scratchAct = plans.map((p, i) => p.intermediates.map((m) => (acts.push({ label: `${p.contract}.${m.id}`, bytes: Math.max(16, m.bytes), first: i, last: i }), acts.length - 1)));
     const live = planActivations(acts);
     const owned = live.sizes.map((bytes, b) => dev.buffers.acquire(bytes, STORAGE_USAGE, `${label}.act${b}`));
     const actBuffer = (id: number) => owned[live.slot[id]!]!;
@@ -156,7 +155,7 @@ export class Program implements CommandList {
         const buffer = t.act !== undefined ? actBuffer(t.act) : (t.buffer ?? fail(`call ${i} (${call.op}): tensor ${name} has no buffer`));
         tensors[name] = tensorRef(buffer, t);
       }
-      const scratch = planScratch(dev, plan, (m) => actBuffer(scratchAct[i]![plan.intermediates.indexOf(m)]!));
+      const scratch = new Map(plan.intermediates.map((m, j) => [m.id, actBuffer(scratchAct[i]![j]!)]));
       let u = 0;
       const flat = reqs[i]!.flat();
       const slots = new Map<object, { buffer: GPUBuffer; offset: number; size: number }>();
