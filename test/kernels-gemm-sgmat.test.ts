@@ -79,6 +79,20 @@ describe('the subgroup-matrix GEMM configuration by shape and device (contract o
     expect(config(2048, 4096, 4096)).toEqual([128, 32]);
     expect(config(512, 14336, 4096)).toEqual([128, 32]);
   });
+  it('gives f16 weights 256 invocations, K steps of 64 and no register prefetch at every grid (sgmatF16Wide)', () => {
+    const f16 = (M: number, N: number, K: number, tunables = {}) => {
+      const d = resolveContract(opContract('linear'), { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: 'float16' }, device: h200, variant: 'f16_sgmat', tunables }).derived;
+      return [d.workgroupSize, d.kStep, d.prefetch];
+    };
+    expect(f16(2048, 14336, 4096)).toEqual([256, 64, false]); // 1792 tiles
+    expect(f16(512, 4096, 4096)).toEqual([256, 64, false]);
+    expect(f16(2048, 14336, 4096, { sgmatPrefetch: 'on' })).toEqual([256, 64, true]);
+    // off: the Q4_K rule (256 invocations only for grids of at most 256 tiles), with prefetch
+    expect(f16(2048, 14336, 4096, { sgmatF16Wide: 'off' })).toEqual([128, 32, true]);
+    expect(f16(512, 4096, 4096, { sgmatF16Wide: 'off' })).toEqual([256, 64, true]);
+    const q4 = resolveContract(opContract('linear'), { shapes: { x: [2048, 4096], w: [14336, 4096] }, dtypes: { w: 'q4_k' }, device: h200, variant: 'q4k_sgmat' }).derived;
+    expect(q4.prefetch).toBe(true);
+  });
   it('keeps 128 invocations where the wide configuration would not fit the workgroup memory', () => {
     const small = editedProfile('nvidia-h200', (p) => (p.limits.maxComputeWorkgroupStorageSize = 32768));
     expect(config(512, 4096, 4096, small)).toEqual([128, 32]);
