@@ -243,13 +243,13 @@ for s in "${steps[@]}"; do
       run q6-wide-on 240 node --import tsx bench/kernels.ts --formats q6_k --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --linear-tunables '{"q6Wide":"on"}' --out "$OUT/kernels-q6-on.json"
       w=$(same_tunable q6Wide on linear linear_fused linear_q8)
       QUANT=q4k_m PREFILL='' decode_points q6-wide defaults:'{}' wide:"$w" defaults2:'{}' wide2:"$w" ;;
-    # the Q4_K_M 8B's Q6_K LM head in 32 rows of one team (linear_fused q6RowBlock 0, the default since 61482a3) against
-    # the 16 rows in 2 teams before (q6RowBlock 16), alternated
     # f16 weights in gemm-sgmat's 256-invocation configuration without prefetch (linear sgmatF16Wide, the default)
-    # against the Q4_K rule, the 8B f16 prefill at 512 / 2048 tokens, alternated
+    # against the Q4_K rule, the 8B f16 prefill at PREFILL tokens (512 by default), alternated
     f16-prefill)
       off='{"linear":{"sgmatF16Wide":"off"}}'
       QUANT=f16 decode_points f16-prefill new:'{}' old:"$off" new2:'{}' old2:"$off" ;;
+    # the Q4_K_M 8B's Q6_K LM head in 32 rows of one team (linear_fused q6RowBlock 0, the default since 61482a3) against
+    # the 16 rows in 2 teams before (q6RowBlock 16), alternated
     q6-head) QUANT=q4k_m PREFILL='' decode_points q6-head new:'{}' old:'{"linear_fused":{"q6RowBlock":16}}' new2:'{}' old2:'{"linear_fused":{"q6RowBlock":16}}' ;;
     # the 8B Q4_K decode at the defaults, twice (the issue's >= 50% target; the ceiling measured in the same runs)
     decode-8b-q4k) PREFILL='' decode_points decode-8b-q4k defaults:'{}' defaults2:'{}' ;;
