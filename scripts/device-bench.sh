@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -253,6 +253,11 @@ for s in "${steps[@]}"; do
     glu-pass)
       off='{"linear_fused":{"gluPass":"off"}}'
       QUANT=f16 PREFILL='' decode_points glu-pass new:'{}' off:"$off" new2:'{}' off2:"$off" ;;
+    # linear_fused normPass on (rmsnorm(x) * gamma in a pass of its own before the f16 gate|up, q|k|v and head GEMVs)
+    # against off (the default until measured), the 8B f16 decode, alternated
+    norm-pass)
+      on='{"linear_fused":{"normPass":"on"}}'
+      QUANT=f16 PREFILL='' decode_points norm-pass off:'{}' on:"$on" off2:'{}' on2:"$on" ;;
     # the Q4_K_M 8B's Q6_K LM head in 32 rows of one team (linear_fused q6RowBlock 0, the default since 61482a3) against
     # the 16 rows in 2 teams before (q6RowBlock 16), alternated
     q6-head) QUANT=q4k_m PREFILL='' decode_points q6-head new:'{}' old:'{"linear_fused":{"q6RowBlock":16}}' new2:'{}' old2:'{"linear_fused":{"q6RowBlock":16}}' ;;

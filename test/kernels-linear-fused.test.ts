@@ -44,12 +44,15 @@ type Case = [fmt: 'float16' | 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K:
 const CASES: Case[] = [
   ['float16', 1, 37, 264, 'none', 'silu', 0, {}],
   ['float16', 2, 129, 1024, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvUnroll: 1 }],
+  ['float16', 2, 129, 1024, 'rmsnorm', 'silu', 1, { normPass: 'on' }], // rmsnorm(x) * gamma in a pass of its own
+  ['float16', 3, 40, 264, 'rmsnorm', 'silu', 0, { normPass: 'on', gemvCols: 3 }], // 66 vec4 a row: most of the norm pass's invocations idle
   ['float16', 3, 70, 512, 'glu', 'gelu_tanh', 1, { gemvCols: 3, gemvItems: 3, gemvWorkgroup: 16 }],
   ['float16', 1, 300, 8192, 'glu', 'silu', 0, {}], // long rows, one column an item: act(gate) * up in a pass of its own (gluPass auto)
   ['float16', 1, 300, 8192, 'glu', 'silu', 0, { gluPass: 'off' }], // the same in the prologue
   ['float16', 3, 70, 512, 'glu', 'gelu_tanh', 1, { gluPass: 'on' }],
   ['q4_k', 1, 37, 512, 'none', 'silu', 1, {}],
   ['q4_k', 2, 65, 768, 'rmsnorm', 'silu', 0, { gemvCols: 1, gemvItems: 8, gemvWorkgroup: 64 }],
+  ['q4_k', 1, 37, 2048, 'rmsnorm', 'silu', 1, { normPass: 'on' }],
   ['q4_k', 3, 70, 256, 'glu', 'silu', 1, { gemvCols: 3, gemvUnroll: 3 }],
   ['q4_k', 1, 1000, 2048, 'rmsnorm', 'silu', 1, { gemvCols: 4, gemvItems: 2 }],
   ['q4_k', 1, 33, 512, 'glu', 'gelu_tanh', 0, {}],
@@ -58,12 +61,14 @@ const CASES: Case[] = [
   // Q8_0: odd and even block counts per row (a row's blocks start 2 bytes off a word when the block before is odd)
   ['q8_0', 1, 37, 96, 'none', 'silu', 0, {}],
   ['q8_0', 2, 70, 160, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
+  ['q8_0', 2, 70, 160, 'rmsnorm', 'silu', 0, { normPass: 'on' }],
   ['q8_0', 3, 65, 64, 'glu', 'silu', 0, { gemvCols: 4, gemvItems: 3, gemvWorkgroup: 16 }],
   ['q8_0', 2, 65, 96, 'glu', 'silu', 1, { gluPass: 'on' }],
   ['q8_0', 1, 300, 8192, 'none', 'silu', 1, {}],
   // Q6_K: 210-byte blocks, every other one starting 2 bytes off a word
   ['q6_k', 1, 37, 256, 'none', 'silu', 0, {}],
   ['q6_k', 2, 33, 768, 'rmsnorm', 'silu', 1, { gemvCols: 3, gemvUnroll: 2 }],
+  ['q6_k', 1, 33, 768, 'rmsnorm', 'silu', 1, { normPass: 'on' }],
   ['q6_k', 3, 70, 512, 'glu', 'gelu_tanh', 0, { gemvCols: 4, gemvItems: 3, gemvWorkgroup: 16 }],
   ['q6_k', 1, 33, 512, 'glu', 'silu', 0, { gluPass: 'on' }],
   ['q6_k', 1, 129, 2048, 'none', 'silu', 1, { gemvCols: 1 }],
@@ -123,10 +128,12 @@ describe('linear_fused vs the CPU reference', () => {
     // their own cases below
     const f32Acts = { gemvInt8: 'off', gemvQ80Int8: 'off', gemvQ6KInt8: 'off' };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...f32Acts, ...tunables } });
-    // glu: a pass of its own where asked, or by default where an item is one column (the long-rows split)
+    // glu: a pass of its own where asked, or by default where an item is one column (the long-rows split); rmsnorm:
+    // where asked
     const gluPass = prologue === 'glu' && (tunables.gluPass === 'on' || (tunables.gluPass === undefined && plan.derived.colsPerItem === 1));
-    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'norm' : gluPass ? 'glu_pass' : 'plain');
-    expect(plan.passes.map((p) => p.id)).toEqual(gluPass ? ['glu', 'matmul'] : ['matmul']);
+    const normPass = prologue === 'rmsnorm' && tunables.normPass === 'on';
+    expect(plan.variant).toBe(normPass ? 'norm_pass' : prologue === 'rmsnorm' ? 'norm' : gluPass ? 'glu_pass' : 'plain');
+    expect(plan.passes.map((p) => p.id)).toEqual(gluPass ? ['glu', 'matmul'] : normPass ? ['norm', 'matmul'] : ['matmul']);
     // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
   });
