@@ -8,14 +8,18 @@
  * llama.cpp's Q4_K_M mix (v_proj and down_proj of every third layer, and the LM head, in Q6_K) the layers whose v_proj
  * differs in format run q|k and v as two GEMVs into one q|k|v row (or, with tunable ropeKvSplit, each with rope and the
  * cache write of its heads: decoder-fused-variants.test.ts), and agree with the separate ops the same way, one
- * token at a time over the cache they write (the decode step at positions 0 to 5).
+ * token at a time over the cache they write (the decode step at positions 0 to 5). On f16 weights the glu and rmsnorm
+ * prologues in passes of their own (linear_fused glu_pass and norm_pass, tunables gluPass and normPass) agree with the
+ * prologues in the GEMVs to float rounding, in the one-token logits and in greedy decoding (the compiled step).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveContract } from '../src/contracts/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import type { LoadedModel } from '../src/models/load.ts';
 import { randomModel } from '../src/models/random-weights.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
+import { opContract } from '../src/selftest/launch.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
@@ -146,5 +150,55 @@ describe("Llama on llama.cpp's Q4_K_M mix of Q4_K and Q6_K: fused layers with q|
     const b = (await computeLogits(separate, ids)).all;
     const V = cfg.vocabSize;
     for (let t = 0; t < ids.length; t++) expect(maxRelErr(a.subarray(t * V, (t + 1) * V), b.subarray(t * V, (t + 1) * V)), `position ${t}`).toBeLessThan(3e-2);
+  });
+});
+
+describe('Llama on f16 weights: the glu and rmsnorm prologues in passes of their own (gluPass, normPass) vs in the GEMVs', () => {
+  // each model is built and run under its own tunables: the passes write act(gate) * up and rmsnorm(x) * gamma into a
+  // scratch row that the compiled step's activations share by liveness; the same sums in another order
+  // (linear's CPU mapping has no f16 GEMV: the prompt's rows take f16_gemv_sg, as on a GPU)
+  const passes = { linear_fused: { gluPass: 'on', normPass: 'on', cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
+  const prologues = { linear_fused: { gluPass: 'off', normPass: 'off', cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
+  const saved = process.env.TESSERA_TUNABLES;
+  const under = async <T>(tunables: object, f: () => T | Promise<T>): Promise<T> => {
+    process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
+    try {
+      return await f();
+    } finally {
+      if (saved === undefined) delete process.env.TESSERA_TUNABLES;
+      else process.env.TESSERA_TUNABLES = saved;
+    }
+  };
+  const cfg = decoderConfigFromHF(LLAMA, 'test config');
+  const build = (label: string) => randomModel(dev, cfg, 'f16', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label: `random f16 (${label})` });
+  let a: LoadedModel;
+  let b: LoadedModel;
+  beforeAll(async () => {
+    a = await under(passes, () => build('prologue passes'));
+    b = await under(prologues, () => build('prologues in the GEMVs'));
+  });
+
+  it('takes glu_pass and norm_pass where asked', async (ctx) => {
+    if (a.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
+    const plan = (prologue: string, x: number[], w: number[], extra: object) =>
+      resolveContract(opContract('linear_fused'), { shapes: { x, w, y: [1, w[0]!], ...extra }, dtypes: { w: 'float16' }, attributes: { prologue }, tunables: passes.linear_fused, device: dev.caps } as never).variant;
+    const H = cfg.hiddenSize;
+    const I = cfg.intermediateSize;
+    expect(plan('glu', [1, 2 * I], [H, I], {})).toBe('glu_pass');
+    expect(plan('rmsnorm', [1, H], [2 * I, H], { gamma: [H] })).toBe('norm_pass');
+  });
+
+  it('one-token logits agree and greedy decoding gives the same tokens', async (ctx) => {
+    if (a.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
+    expect(a.decoder.fusedGemvLayers).toBe(2);
+    for (const id of [3, 100, 383]) {
+      const la = await under(passes, async () => (await computeLogits(a, [id])).last);
+      const lb = await under(prologues, async () => (await computeLogits(b, [id])).last);
+      // float rounding (~1e-6); a pass that wrote the wrong row or skipped gamma gives ~1
+      expect(maxRelErr(la, lb), `token ${id}`).toBeLessThan(1e-4);
+    }
+    const ta = await under(passes, () => greedyTokens(a, [5, 17, 42], 10));
+    expect(ta).toHaveLength(10);
+    expect(ta).toEqual(await under(prologues, () => greedyTokens(b, [5, 17, 42], 10)));
   });
 });
