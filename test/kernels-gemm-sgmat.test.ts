@@ -69,8 +69,11 @@ describe('linear on subgroup matrices (prefill)', () => {
 });
 
 describe('the subgroup-matrix GEMM configuration by shape and device (contract only)', () => {
+  // the sgmat plan's derived values for M x K activations and N x K weights of format w
+  const derived = (M: number, N: number, K: number, w: 'q4_k' | 'float16' = 'q4_k', tunables = {}, device = h200) =>
+    resolveContract(opContract('linear'), { shapes: { x: [M, K], w: [N, K] }, dtypes: { w }, device, variant: w === 'q4_k' ? 'q4k_sgmat' : 'f16_sgmat', tunables }).derived;
   const config = (M: number, N: number, K: number, device = h200) => {
-    const d = resolveContract(opContract('linear'), { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: 'q4_k' }, device, variant: 'q4k_sgmat' }).derived;
+    const d = derived(M, N, K, 'q4_k', {}, device);
     return [d.workgroupSize, d.kStep];
   };
   it('takes 256 invocations with K steps of 64 for a grid of at most 256 tiles, 128 invocations with K steps of 32 above it', () => {
@@ -81,7 +84,7 @@ describe('the subgroup-matrix GEMM configuration by shape and device (contract o
   });
   it('gives f16 weights 256 invocations, K steps of 64 and no register prefetch at every grid (sgmatF16Wide)', () => {
     const f16 = (M: number, N: number, K: number, tunables = {}) => {
-      const d = resolveContract(opContract('linear'), { shapes: { x: [M, K], w: [N, K] }, dtypes: { w: 'float16' }, device: h200, variant: 'f16_sgmat', tunables }).derived;
+      const d = derived(M, N, K, 'float16', tunables);
       return [d.workgroupSize, d.kStep, d.prefetch];
     };
     expect(f16(2048, 14336, 4096)).toEqual([256, 64, false]); // 1792 tiles
@@ -90,8 +93,7 @@ describe('the subgroup-matrix GEMM configuration by shape and device (contract o
     // off: the Q4_K rule (256 invocations only for grids of at most 256 tiles), with prefetch
     expect(f16(2048, 14336, 4096, { sgmatF16Wide: 'off' })).toEqual([128, 32, true]);
     expect(f16(512, 4096, 4096, { sgmatF16Wide: 'off' })).toEqual([256, 64, true]);
-    const q4 = resolveContract(opContract('linear'), { shapes: { x: [2048, 4096], w: [14336, 4096] }, dtypes: { w: 'q4_k' }, device: h200, variant: 'q4k_sgmat' }).derived;
-    expect(q4.prefetch).toBe(true);
+    expect(derived(2048, 14336, 4096).prefetch).toBe(true);
   });
   it('keeps 128 invocations where the wide configuration would not fit the workgroup memory', () => {
     const small = editedProfile('nvidia-h200', (p) => (p.limits.maxComputeWorkgroupStorageSize = 32768));
