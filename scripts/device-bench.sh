@@ -253,11 +253,11 @@ for s in "${steps[@]}"; do
     glu-pass)
       off='{"linear_fused":{"gluPass":"off"}}'
       QUANT=f16 PREFILL='' decode_points glu-pass new:'{}' off:"$off" new2:'{}' off2:"$off" ;;
-    # linear_fused normPass on (rmsnorm(x) * gamma in a pass of its own before the f16 gate|up, q|k|v and head GEMVs)
-    # against off (the default until measured), the 8B f16 decode, alternated
+    # linear_fused normPass auto (the default since it was measured: rmsnorm(x) * gamma in a pass of its own before the
+    # f16 gate|up, q|k|v and head GEMVs) against off, the 8B and 1B f16 decode, alternated
     norm-pass)
-      on='{"linear_fused":{"normPass":"on"}}'
-      QUANT=f16 PREFILL='' decode_points norm-pass off:'{}' on:"$on" off2:'{}' on2:"$on" ;;
+      off='{"linear_fused":{"normPass":"off"}}'
+      PRESETS=${PRESETS:-llama-8b,llama-1b-128k} QUANT=f16 PREFILL='' decode_points norm-pass new:'{}' off:"$off" new2:'{}' off2:"$off" ;;
     # the Q4_K_M 8B's Q6_K LM head in 32 rows of one team (linear_fused q6RowBlock 0, the default since 61482a3) against
     # the 16 rows in 2 teams before (q6RowBlock 16), alternated
     q6-head) QUANT=q4k_m PREFILL='' decode_points q6-head new:'{}' old:'{"linear_fused":{"q6RowBlock":16}}' new2:'{}' old2:'{"linear_fused":{"q6RowBlock":16}}' ;;

@@ -14,6 +14,8 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { h200, swiftshader } from './contracts-helpers.ts';
+import { resolveContract } from '../src/contracts/plan.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -104,6 +106,25 @@ async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: n
   return { y: outputs.y!.data as Float32Array, want: prod.map((v, i) => (accumulate ? v + y0[i]! : v)), plan };
 }
 
+describe('linear_fused: where the rmsnorm prologue takes a pass of its own by default (normPass auto)', () => {
+  // the 8B decode's gate|up, q|k|v and head shapes: f16 weights on a GPU adapter take norm_pass (H200 at 7be9cf1:
+  // 190.8 / 191.0 tok/s against 179.4 / 179.8 in the GEMVs' prologues); the quantized formats keep their int8
+  // variants (the quant pass does the norm once), and a CPU adapter keeps the prologue in its f16 GEMV
+  const variant = (device: typeof h200, w: string, N: number, K: number, tunables: object = {}) =>
+    resolveContract(opContract('linear_fused'), { shapes: { x: [1, K], w: [N, K], y: [1, N], gamma: [K] }, dtypes: { w }, attributes: { prologue: 'rmsnorm' }, tunables, device } as never).variant;
+  it.each([
+    [28672, 4096],
+    [6144, 4096],
+    [128256, 4096],
+  ])('N=%i K=%i', (N, K) => {
+    expect(variant(h200, 'float16', N, K)).toBe('norm_pass');
+    expect(variant(h200, 'float16', N, K, { normPass: 'off' })).toBe('norm');
+    for (const w of ['q4_k', 'q8_0', 'q6_k']) expect(variant(h200, w, N, K)).not.toMatch(/^norm/);
+    expect(variant(swiftshader, 'float16', N, K)).toBe('norm');
+    expect(variant(swiftshader, 'float16', N, K, { normPass: 'on' })).toBe('norm_pass');
+  });
+});
+
 describe('linear_fused vs the CPU reference', () => {
   it.each(CASES)('%s M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (fmt, M, N, K, prologue, activation, accumulate, tunables) => {
     const r = new Rng(`linear_fused/${fmt}/${M}x${N}x${K}/${prologue}/${accumulate}`);
@@ -129,9 +150,9 @@ describe('linear_fused vs the CPU reference', () => {
     const f32Acts = { gemvInt8: 'off', gemvQ80Int8: 'off', gemvQ6KInt8: 'off' };
     const { outputs, plan } = await runContract(dev, opContract('linear_fused'), { inputs, attributes: { alpha: 0.5, prologue, activation, accumulate }, tunables: { ...f32Acts, ...tunables } });
     // glu: a pass of its own where asked, or by default where an item is one column (the long-rows split); rmsnorm:
-    // where asked
+    // where asked, or by default for f16 weights on a GPU adapter
     const gluPass = prologue === 'glu' && (tunables.gluPass === 'on' || (tunables.gluPass === undefined && plan.derived.colsPerItem === 1));
-    const normPass = prologue === 'rmsnorm' && tunables.normPass === 'on';
+    const normPass = prologue === 'rmsnorm' && (tunables.normPass === 'on' || (tunables.normPass === undefined && fmt === 'float16' && !plan.derived.cpuMapping));
     expect(plan.variant).toBe(normPass ? 'norm_pass' : prologue === 'rmsnorm' ? 'norm' : gluPass ? 'glu_pass' : 'plain');
     expect(plan.passes.map((p) => p.id)).toEqual(gluPass ? ['glu', 'matmul'] : normPass ? ['norm', 'matmul'] : ['matmul']);
     // f32 accumulation in a different order than the reference: ~1e-7 relative; Q4_K's 1 + q/16 trick ~1e-6
