@@ -235,13 +235,18 @@ for s in "${steps[@]}"; do
       xo=$(same_tunable rowsMath xor)
       PREFILL='' decode_points rows-xor defaults:'{}' xor:"$xo" defaults2:'{}' xor2:"$xo" ;;
     # rows mode with more batches of 4 rows' loads out ahead of the products (rowsAhead 2 and 4 against 1, the default):
-    # the GEMV table's 33-62 MB shapes in the int8 formats, then the 8B Q4_K decode alternated
+    # the GEMV table's 33-62 MB shapes in the int8 formats, then the 8B Q4_K decode alternated (AHEAD_POINTS="0 1": rowsAhead 0
+    # against the default)
     rows-ahead)
-      for a in 1 2 4; do
+      for a in ${AHEAD_POINTS:-1 2 4}; do
         run rows-ahead-kernels-$a 200 node --import tsx bench/kernels.ts --formats q4_k,q6_k,q8_0 --m 1 --shapes 4096x14336,14336x4096 --reps 10 --linear-tunables "{\"rowsAhead\":$a}" --out "$OUT/kernels-rows-ahead-$a.json"
       done
       ah() { echo "{\"linear_fused\":{\"rowsAhead\":$1},\"linear_glu_q8\":{\"rowsAhead\":$1},\"linear_q8\":{\"rowsAhead\":$1},\"linear_rope_kv\":{\"rowsAhead\":$1}}"; }
-      PREFILL='' decode_points rows-ahead defaults:'{}' ahead2:"$(ah 2)" ahead4:"$(ah 4)" defaults2:'{}' ahead2b:"$(ah 2)" ;;
+      if [ -n "${AHEAD_POINTS:-}" ]; then
+        PREFILL='' decode_points rows-ahead defaults:'{}' ahead0:"$(ah 0)" defaults2:'{}' ahead0b:"$(ah 0)"
+      else
+        PREFILL='' decode_points rows-ahead defaults:'{}' ahead2:"$(ah 2)" ahead4:"$(ah 4)" defaults2:'{}' ahead2b:"$(ah 2)"
+      fi ;;
     # the LM head's subgroup-item walk through slotImad (linear_fused gemvMath imad) against slot() (the default); 8B Q4_K
     head-imad) hi='{"linear_fused":{"gemvMath":"imad"}}'; PREFILL='' decode_points head-imad defaults:'{}' imad:"$hi" defaults2:'{}' imad2:"$hi" ;;
     # Q6_K in wide slots (tunable q6Wide: 64 values a lane, 19 words) against 32-value slots: the linear GEMV table's

@@ -192,6 +192,7 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
     [2, 70, 512, 'none', 'silu', 1, { gemvRowBlock: 32, rowsAhead: 3 }], // 3 of the 8 batches of 4 rows out ahead
     [1, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 16, gemvTeams: 2, rowsAhead: 4 }], // more than a team's 2 batches: all
+    [2, 33, 1024, 'none', 'silu', 1, { gemvRowBlock: 16, rowsAhead: 0 }], // each batch loaded just before its products
     // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
@@ -232,6 +233,7 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
     [2, 70, 768, 'none', 'silu', 1, { gemvRowBlock: 16, rowsAhead: 2 }], // 2 of the 4 batches of 4 rows out ahead
+    [1, 37, 512, 'rmsnorm', 'silu', 0, { gemvRowBlock: 8, rowsAhead: 0 }], // each batch loaded just before its products
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
