@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass rows-ahead
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -234,19 +234,6 @@ for s in "${steps[@]}"; do
     rows-xor)
       xo=$(same_tunable rowsMath xor)
       PREFILL='' decode_points rows-xor defaults:'{}' xor:"$xo" defaults2:'{}' xor2:"$xo" ;;
-    # rows mode with more batches of 4 rows' loads out ahead of the products (rowsAhead 2 and 4 against 1, the default):
-    # the GEMV table's 33-62 MB shapes in the int8 formats, then the 8B Q4_K decode alternated (AHEAD_POINTS="0 1": rowsAhead 0
-    # against the default)
-    rows-ahead)
-      for a in ${AHEAD_POINTS:-1 2 4}; do
-        run rows-ahead-kernels-$a 200 node --import tsx bench/kernels.ts --formats q4_k,q6_k,q8_0 --m 1 --shapes 4096x14336,14336x4096 --reps 10 --linear-tunables "{\"rowsAhead\":$a}" --out "$OUT/kernels-rows-ahead-$a.json"
-      done
-      ah() { echo "{\"linear_fused\":{\"rowsAhead\":$1},\"linear_glu_q8\":{\"rowsAhead\":$1},\"linear_q8\":{\"rowsAhead\":$1},\"linear_rope_kv\":{\"rowsAhead\":$1}}"; }
-      if [ -n "${AHEAD_POINTS:-}" ]; then
-        PREFILL='' decode_points rows-ahead defaults:'{}' ahead0:"$(ah 0)" defaults2:'{}' ahead0b:"$(ah 0)"
-      else
-        PREFILL='' decode_points rows-ahead defaults:'{}' ahead2:"$(ah 2)" ahead4:"$(ah 4)" defaults2:'{}' ahead2b:"$(ah 2)"
-      fi ;;
     # the LM head's subgroup-item walk through slotImad (linear_fused gemvMath imad) against slot() (the default); 8B Q4_K
     head-imad) hi='{"linear_fused":{"gemvMath":"imad"}}'; PREFILL='' decode_points head-imad defaults:'{}' imad:"$hi" defaults2:'{}' imad2:"$hi" ;;
     # Q6_K in wide slots (tunable q6Wide: 64 values a lane, 19 words) against 32-value slots: the linear GEMV table's

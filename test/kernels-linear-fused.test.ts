@@ -190,9 +190,6 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
     [2, 37, 768, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
-    [2, 70, 512, 'none', 'silu', 1, { gemvRowBlock: 32, rowsAhead: 3 }], // 3 of the 8 batches of 4 rows out ahead
-    [1, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 16, gemvTeams: 2, rowsAhead: 4 }], // more than a team's 2 batches: all
-    [2, 33, 1024, 'none', 'silu', 1, { gemvRowBlock: 16, rowsAhead: 0 }], // each batch loaded just before its products
     // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
@@ -232,8 +229,6 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }], // 72 blocks: 96 lanes
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
-    [2, 70, 768, 'none', 'silu', 1, { gemvRowBlock: 16, rowsAhead: 2 }], // 2 of the 4 batches of 4 rows out ahead
-    [1, 37, 512, 'rmsnorm', 'silu', 0, { gemvRowBlock: 8, rowsAhead: 0 }], // each batch loaded just before its products
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
@@ -247,7 +242,6 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 1536, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }],
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 2048, 'none', 'silu', 0, { gemvRowBlock: 4, gemvRunSums: 'off' }], // the activation run sums recomputed
-    [2, 70, 1024, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, rowsAhead: 4 }], // 4 of the 8 batches of 4 rows out ahead
     // wide slots (q6Wide): 64 values a lane (4 lanes a block)
     [1, 70, 512, 'none', 'silu', 1, { q6Wide: 'on' }],
     [2, 37, 4096, 'rmsnorm', 'silu', 0, { q6Wide: 'on', gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 64 lanes
