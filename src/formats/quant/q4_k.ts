@@ -67,50 +67,64 @@ export function dequantizeQ4_K(bytes: Uint8Array, nElements: number): Float32Arr
   return out;
 }
 
+/** fitScaleMin's candidate levels (one sub-block at a time) and its result: [scale, -min]. */
+const AUX = new Uint8Array(32);
+const FIT = new Float64Array(2);
+
 /**
- * Fit x ≈ scale*L + min with L in [0, nmax], min <= 0, minimizing the weighted squared error over a
- * small grid of candidate scales (ggml's make_qkx2_quants). Fills L; returns [scale, -min].
+ * Fit x ≈ scale*L + min for the n values x[xo..xo+n) with L in [0, nmax], min <= 0, minimizing the weighted squared
+ * error over a small grid of candidate scales (ggml's make_qkx2_quants). Fills L[lo..lo+n) and FIT = [scale, -min].
+ * Offsets instead of subarrays and module scratch instead of per-call arrays: the codec quantizes millions of
+ * sub-blocks in tests and tools, and these allocations were most of its time.
  */
 function fitScaleMin(
   x: Float32Array,
+  xo: number,
+  n: number,
   w: Float64Array,
   nmax: number,
   L: Uint8Array,
+  lo: number,
   rmin: number,
   rdelta: number,
   nstep: number,
-): [number, number] {
-  const n = x.length;
-  let min = x[0]!, max = x[0]!, sumW = 0, sumX = 0;
+): void {
+  let min = x[xo]!, max = x[xo]!, sumW = 0, sumX = 0;
   for (let i = 0; i < n; i++) {
-    min = Math.min(min, x[i]!);
-    max = Math.max(max, x[i]!);
+    const xi = x[xo + i]!;
+    min = Math.min(min, xi);
+    max = Math.max(max, xi);
     sumW += w[i]!;
-    sumX += w[i]! * x[i]!;
+    sumX += w[i]! * xi;
   }
   if (min > 0) min = 0;
   if (max === min) {
-    L.fill(0);
-    return [0, -min];
+    L.fill(0, lo, lo + n);
+    FIT[0] = 0;
+    FIT[1] = -min;
+    return;
   }
   let iscale = nmax / (max - min);
   let scale = 1 / iscale;
   let bestErr = 0;
   for (let i = 0; i < n; i++) {
-    L[i] = Math.max(0, Math.min(nmax, nearestInt(iscale * (x[i]! - min))));
-    const diff = scale * L[i]! + min - x[i]!;
+    const xi = x[xo + i]!;
+    const l = Math.max(0, Math.min(nmax, nearestInt(iscale * (xi - min))));
+    L[lo + i] = l;
+    const diff = scale * l + min - xi;
     bestErr += w[i]! * diff * diff;
   }
-  const aux = new Uint8Array(n);
+  const aux = AUX;
   for (let is = 0; is <= nstep; is++) {
     iscale = (rmin + rdelta * is + nmax) / (max - min);
     let sumL = 0, sumL2 = 0, sumXL = 0;
     for (let i = 0; i < n; i++) {
-      const l = Math.max(0, Math.min(nmax, nearestInt(iscale * (x[i]! - min))));
+      const xi = x[xo + i]!;
+      const l = Math.max(0, Math.min(nmax, nearestInt(iscale * (xi - min))));
       aux[i] = l;
       sumL += w[i]! * l;
       sumL2 += w[i]! * l * l;
-      sumXL += w[i]! * l * x[i]!;
+      sumXL += w[i]! * l * xi;
     }
     const D = sumW * sumL2 - sumL * sumL;
     if (D <= 0) continue;
@@ -122,17 +136,18 @@ function fitScaleMin(
     }
     let err = 0;
     for (let i = 0; i < n; i++) {
-      const diff = thisScale * aux[i]! + thisMin - x[i]!;
+      const diff = thisScale * aux[i]! + thisMin - x[xo + i]!;
       err += w[i]! * diff * diff;
     }
     if (err < bestErr) {
-      L.set(aux);
+      for (let i = 0; i < n; i++) L[lo + i] = aux[i]!;
       bestErr = err;
       scale = thisScale;
       min = thisMin;
     }
   }
-  return [scale, -min];
+  FIT[0] = scale;
+  FIT[1] = -min;
 }
 
 /** Quantize following ggml's quantize_row_q4_K_ref. `values.length` must be a multiple of 256. */
@@ -150,12 +165,14 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
     const o = i * Q4_K_TYPE_SIZE;
     let maxScale = 0, maxMin = 0;
     for (let j = 0; j < 8; j++) {
-      const xs = x.subarray(32 * j, 32 * j + 32);
+      const xo = 32 * j;
       let sumX2 = 0;
-      for (let l = 0; l < 32; l++) sumX2 += xs[l]! * xs[l]!;
+      for (let l = 0; l < 32; l++) sumX2 += x[xo + l]! * x[xo + l]!;
       const avX = Math.sqrt(sumX2 / 32);
-      for (let l = 0; l < 32; l++) w[l] = avX + Math.abs(xs[l]!);
-      [scales[j], mins[j]] = fitScaleMin(xs, w, 15, L.subarray(32 * j, 32 * j + 32), -1, 0.1, 20);
+      for (let l = 0; l < 32; l++) w[l] = avX + Math.abs(x[xo + l]!);
+      fitScaleMin(x, xo, 32, w, 15, L, xo, -1, 0.1, 20);
+      scales[j] = FIT[0]!;
+      mins[j] = FIT[1]!;
       maxScale = Math.max(maxScale, scales[j]!);
       maxMin = Math.max(maxMin, mins[j]!);
     }

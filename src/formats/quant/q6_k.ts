@@ -52,37 +52,45 @@ function int8(b: number): number {
   return (b << 24) >> 24;
 }
 
+/** fitScale's trial sums: [sum of w x l, sum of w l^2]. */
+const TRIAL = new Float64Array(2);
+
+/** The weighted sums of one candidate scale over x[xo..xo+n) (weights x^2, levels clamped to [-nmax, nmax - 1]) into TRIAL. */
+function trial(x: Float32Array, xo: number, n: number, nmax: number, iscale: number): void {
+  let sumLX = 0, sumL2 = 0;
+  for (let i = 0; i < n; i++) {
+    const xi = x[xo + i]!;
+    const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(iscale * xi)));
+    const w = xi * xi;
+    sumLX += w * xi * l;
+    sumL2 += w * l * l;
+  }
+  TRIAL[0] = sumLX;
+  TRIAL[1] = sumL2;
+}
+
 /**
- * Symmetric fit x ≈ scale*l with l in [-nmax, nmax-1], weights x², trying 19 candidate scales
- * (ggml's make_qx_quants with rmse_type 1). Returns the scale (signed: the largest-magnitude
- * element maps to -nmax).
+ * Symmetric fit x ≈ scale*l for the n values x[xo..xo+n) with l in [-nmax, nmax-1], weights x², trying 19 candidate
+ * scales (ggml's make_qx_quants with rmse_type 1). Returns the scale (signed: the largest-magnitude element maps to
+ * -nmax). Offsets and module scratch, no per-call closures or arrays (the codec runs over millions of sub-blocks).
  */
-function fitScale(x: Float32Array, nmax: number): number {
+function fitScale(x: Float32Array, xo: number, n: number, nmax: number): number {
   let max = 0, amax = 0;
-  for (let i = 0; i < x.length; i++) {
-    const ax = Math.abs(x[i]!);
+  for (let i = 0; i < n; i++) {
+    const ax = Math.abs(x[xo + i]!);
     if (ax > amax) {
       amax = ax;
-      max = x[i]!;
+      max = x[xo + i]!;
     }
   }
   if (amax < 1e-15) return 0;
-  const trial = (iscale: number): [number, number] => {
-    let sumLX = 0, sumL2 = 0;
-    for (let i = 0; i < x.length; i++) {
-      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(iscale * x[i]!)));
-      const w = x[i]! * x[i]!;
-      sumLX += w * x[i]! * l;
-      sumL2 += w * l * l;
-    }
-    return [sumLX, sumL2];
-  };
-  let [sumLX, sumL2] = trial(-nmax / max);
-  let scale = sumL2 ? sumLX / sumL2 : 0;
-  let best = scale * sumLX;
+  trial(x, xo, n, nmax, -nmax / max);
+  let scale = TRIAL[1]! ? TRIAL[0]! / TRIAL[1]! : 0;
+  let best = scale * TRIAL[0]!;
   for (let is = -9; is <= 9; is++) {
     if (is === 0) continue;
-    [sumLX, sumL2] = trial(-(nmax + 0.1 * is) / max);
+    trial(x, xo, n, nmax, -(nmax + 0.1 * is) / max);
+    const sumLX = TRIAL[0]!, sumL2 = TRIAL[1]!;
     if (sumL2 > 0 && sumLX * sumLX > best * sumL2) {
       scale = sumLX / sumL2;
       best = scale * sumLX;
@@ -102,7 +110,7 @@ export function quantizeQ6_K(values: Float32Array): Uint8Array {
     const o = i * Q6_K_TYPE_SIZE;
     let maxScale = 0, maxAbsScale = 0;
     for (let ib = 0; ib < 16; ib++) {
-      scales[ib] = fitScale(x.subarray(16 * ib, 16 * ib + 16), 32);
+      scales[ib] = fitScale(x, 16 * ib, 16, 32);
       if (Math.abs(scales[ib]!) > maxAbsScale) {
         maxAbsScale = Math.abs(scales[ib]!);
         maxScale = scales[ib]!;
