@@ -27,7 +27,8 @@
  *   attention then linear_fused: the same rounding of attention's output, summed over head pairs in another order.
  * cpuMapping is off for every contract involved, so SwiftShader takes the int8 GEMVs too. One-token logits agree to
  * float rounding (the handoff: to 1%), and greedy decoding (which reads every cached key and value an epilogue wrote)
- * gives the same tokens. A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
+ * gives the same tokens (variants rounding differently, which may part at a near-tie: the logits agree at every position
+ * of one model's greedy sequence, run token by token through both). A model takes a variant where opAccepts, under the tunables set when it is built, accepts it; the models
  * then run under the tunables of both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -250,6 +251,22 @@ describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v
       const stats = session!.programs().map((p) => p.stats);
       expect(Math.max(...stats.map((st) => st.linkedDispatchesSaved)), JSON.stringify(stats.map((st) => st.linkRefused))).toBe(v.linkedSaved);
     }
-    expect(a).toEqual(await greedyTokens(off, [5, 17, 42], 12));
+    if (tol < 1e-2) {
+      expect(a).toEqual(await greedyTokens(off, [5, 17, 42], 12));
+      return;
+    }
+    // variants that round differently (the handoff's runs of 16 against blocks of 32) may part at a near-tie, so the
+    // two models run token by token over the same sequence, the prompt and `on`'s greedy tokens, each over the cache
+    // its own epilogues wrote: at every position the logits agree to the tolerance, and `on`'s tokens are its argmax
+    const seq = [5, 17, 42, ...a];
+    const V = on.config.vocabSize;
+    const la = (await computeLogits(on, seq, { tokenByToken: true })).all;
+    const lb = (await computeLogits(off, seq, { tokenByToken: true })).all;
+    for (let t = 0; t < a.length; t++) {
+      const p = 2 + t;
+      const pa = la.subarray(p * V, (p + 1) * V);
+      expect(maxRelErr(pa, lb.subarray(p * V, (p + 1) * V)), `position ${p}`).toBeLessThan(tol);
+      expect(pa.indexOf(Math.max(...pa)), `position ${p}`).toBe(a[t]);
+    }
   });
 });

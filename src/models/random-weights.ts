@@ -98,6 +98,19 @@ function randomMxfp4(n: number, salt: number): { blocks: Uint8Array; scales: Uin
   return { blocks, scales };
 }
 
+/** Tensors (name endings) whose values differ from those of the tensor they are fused with at load. */
+const PARTNER_ROLES = ['.mlp.up_proj.weight', '.self_attn.v_proj.weight'];
+
+/** `out` filled with `pool` repeated, starting at pool element `start`. */
+function fillFromPool<T extends Uint8Array | Float32Array>(out: T, pool: T, start: number): void {
+  let o = 0;
+  for (let from = start; o < out.length; from = 0) {
+    const take = Math.min(pool.length - from, out.length - o);
+    out.set(pool.subarray(from, from + take), o);
+    o += take;
+  }
+}
+
 export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: RandomQuant, opts: RandomWeightOptions = {}): GpuWeights {
   const tensors = new Map<string, Tensor>();
   const storage: Record<string, number> = {};
@@ -107,10 +120,16 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
   const rnd = () => (next() / 2 ** 32 - 0.5) * 0.1;
   const pool = new Float32Array(1 << 16).map(rnd);
   const f16Pool = f32ToF16Bytes(pool);
-  const salt = next();
+  const baseSalt = next();
   for (const s of weightSpecs(cfg)) {
     if (s.optional || (cfg.moe && isExpertMatrix(s.name))) continue;
     const n = s.shape.reduce((a, d) => a * d, 1);
+    // up_proj and v_proj take values of their own (another salt, another start in the float pool): with the values
+    // of gate_proj and k_proj, the halves of a fused gate|up (or the k and v of q|k|v) would be equal, and a decoder
+    // that swapped them would give the same logits
+    const own = PARTNER_ROLES.findIndex((r) => s.name.endsWith(r)) + 1;
+    const salt = own ? baseSalt ^ Math.imul(own, 0x9e3779b1) : baseSalt;
+    const start = own ? (own * 40503) % pool.length : 0;
     const K = s.shape[s.shape.length - 1]!;
     let data: Uint8Array;
     let dtype: string;
@@ -128,11 +147,11 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
       dtype = 'q8_0';
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
-      for (let o = 0; o < data.length; o += f16Pool.length) data.set(f16Pool.subarray(0, Math.min(f16Pool.length, data.length - o)), o);
+      fillFromPool(data, f16Pool, 2 * start);
       dtype = 'float16';
     } else {
       const f = new Float32Array(n);
-      for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
+      fillFromPool(f, pool, start);
       data = new Uint8Array(f.buffer);
       dtype = 'float32';
     }
@@ -159,12 +178,12 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
       };
       let kind: string;
       if (m.expertFormat === 'mxfp4' && K % 32 === 0) {
-        const q = randomMxfp4(n, salt ^ l);
+        const q = randomMxfp4(n, baseSalt ^ l);
         put(name, q.blocks, 'uint8', [E, rows, K / 32, 16]);
         put(name + '_scales', q.scales, 'uint8', [E, rows, K / 32]);
         kind = 'mxfp4';
       } else if ((quant === 'q4k' || quant === 'q4k_m') && K % 256 === 0) {
-        put(name, randomQ4K(n, salt ^ l), 'q4_k', [E, rows, K]);
+        put(name, randomQ4K(n, baseSalt ^ l), 'q4_k', [E, rows, K]);
         kind = 'q4_k';
       } else {
         const f = new Float32Array(n);
