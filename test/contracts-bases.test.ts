@@ -24,7 +24,7 @@ const CHILDREN = Object.fromEntries(
     .filter(([, c]) => typeof c.extends === 'string'),
 );
 const GEMV = 'bases/gemv-q8a.base.json';
-const GEMV_CHILDREN = ['linear', 'linear_fused', 'linear_glu_q8', 'linear_rope_kv'];
+const GEMV_CHILDREN = ['linear', 'linear_fused', 'linear_glu_q8', 'linear_q8', 'linear_rope_kv'];
 const MAP_SECTIONS = ['inputs', 'outputs', 'attributes', 'attributeConstraints', 'typeConstraints', 'tunables', 'derive', 'bindings', 'passDefaults'];
 
 describe('op contract bases', () => {
@@ -34,7 +34,7 @@ describe('op contract bases', () => {
     for (const name of Object.keys(OP_CONTRACTS)) expect(name).not.toMatch(/base/);
   });
 
-  it('linear, linear_fused, linear_glu_q8 and linear_rope_kv extend the gemv-q8a base and resolve with it', () => {
+  it('linear, linear_fused, linear_glu_q8, linear_q8 and linear_rope_kv extend the gemv-q8a base and resolve with it', () => {
     expect(Object.entries(CHILDREN).filter(([, c]) => c.extends === GEMV).map(([n]) => n).sort()).toEqual(GEMV_CHILDREN);
     const base = json(`${DIR}/${GEMV}`);
     for (const name of GEMV_CHILDREN) {
@@ -42,7 +42,8 @@ describe('op contract bases', () => {
       const own = CHILDREN[name]!;
       expect(c, name).not.toHaveProperty('extends');
       expect(c, name).not.toHaveProperty('passDefaults');
-      for (const [k, v] of Object.entries(base.derive as Json)) expect(c.derive?.[k], `${name} derive.${k}`).toEqual(own.derive?.[k] ?? v);
+      // a child's entry wins; its null removes the base's (linear_q8's rowsQuantBytes: it stages no activations)
+      for (const [k, v] of Object.entries(base.derive as Json)) expect(c.derive?.[k], `${name} derive.${k}`).toEqual(own.derive && Object.hasOwn(own.derive, k) ? (own.derive[k] ?? undefined) : v);
       for (const [k, v] of Object.entries(base.tunables as Json)) expect(c.tunables?.[k], `${name} tunables.${k}`).toEqual(own.tunables?.[k] ?? v);
       // the base's pass defaults fill the contract's gemv-q8a passes (a pass's own derive entry wins)
       const passes = c.variants.flatMap((v) => v.passes).filter((p) => p.shader === 'gemv-q8a.wgsl.jinja');
