@@ -258,12 +258,13 @@ describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v
     // variants that round differently (the handoff's runs of 16 against blocks of 32) may part at a near-tie, so the
     // two models run token by token over the same sequence, the prompt and `on`'s greedy tokens, each over the cache
     // its own epilogues wrote: at every position the logits agree to the tolerance, and `on`'s tokens are its argmax
-    const seq = [5, 17, 42, ...a];
+    const prompt = [5, 17, 42];
+    const seq = [...prompt, ...a];
     const V = on.config.vocabSize;
     const la = (await computeLogits(on, seq, { tokenByToken: true })).all;
     const lb = (await computeLogits(off, seq, { tokenByToken: true })).all;
     for (let t = 0; t < a.length; t++) {
-      const p = 2 + t;
+      const p = prompt.length - 1 + t; // the position whose logits chose a[t]
       const pa = la.subarray(p * V, (p + 1) * V);
       expect(maxRelErr(pa, lb.subarray(p * V, (p + 1) * V)), `position ${p}`).toBeLessThan(tol);
       expect(pa.indexOf(Math.max(...pa)), `position ${p}`).toBe(a[t]);

@@ -24,6 +24,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
+import { withTunables } from './helpers/tunables.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -74,15 +75,13 @@ describe.each([
 ])('%s: fused single-token layers (linear_fused) vs the separate ops', (_name, hf) => {
   let fused: LoadedModel;
   let separate: LoadedModel;
-  beforeAll(() => {
+  beforeAll(async () => {
     // the fused layers that round as the separate ops do (gate|up on o_proj's norm handoff rounds runs of 16, not
     // blocks of 32: decoder-fused-variants.test.ts compares it)
-    const saved = process.env.TESSERA_TUNABLES;
-    process.env.TESSERA_TUNABLES = JSON.stringify({ linear_glu_q8: { normHandoff: 'off' } });
-    fused = model(hf, true);
-    separate = model(hf, false);
-    if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-    else process.env.TESSERA_TUNABLES = saved;
+    await withTunables({ linear_glu_q8: { normHandoff: 'off' } }, () => {
+      fused = model(hf, true);
+      separate = model(hf, false);
+    });
   });
 
   it('every layer runs fused where the contract accepts it, none when turned off', () => {
@@ -182,23 +181,13 @@ describe('Llama on f16 weights: the glu and rmsnorm prologues in passes of their
   // (linear's CPU mapping has no f16 GEMV: the prompt's rows take f16_gemv_sg, as on a GPU)
   const passes = { linear_fused: { gluPass: 'on', normPass: 'on', cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
   const prologues = { linear_fused: { gluPass: 'off', normPass: 'off', cpuMapping: 'off' }, linear: { cpuMapping: 'off' } };
-  const saved = process.env.TESSERA_TUNABLES;
-  const under = async <T>(tunables: object, f: () => T | Promise<T>): Promise<T> => {
-    process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
-    try {
-      return await f();
-    } finally {
-      if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-      else process.env.TESSERA_TUNABLES = saved;
-    }
-  };
   const cfg = decoderConfigFromHF(LLAMA, 'test config');
   const build = (label: string) => randomModel(dev, cfg, 'f16', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label: `random f16 (${label})` });
   let a: LoadedModel;
   let b: LoadedModel;
   beforeAll(async () => {
-    a = await under(passes, () => build('prologue passes'));
-    b = await under(prologues, () => build('prologues in the GEMVs'));
+    a = await withTunables(passes, () => build('prologue passes'));
+    b = await withTunables(prologues, () => build('prologues in the GEMVs'));
   });
 
   it('takes glu_pass and norm_pass where asked', async (ctx) => {
@@ -215,13 +204,13 @@ describe('Llama on f16 weights: the glu and rmsnorm prologues in passes of their
     if (a.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
     expect(a.decoder.fusedGemvLayers).toBe(2);
     for (const id of [3, 100, 383]) {
-      const la = await under(passes, async () => (await computeLogits(a, [id])).last);
-      const lb = await under(prologues, async () => (await computeLogits(b, [id])).last);
+      const la = await withTunables(passes, async () => (await computeLogits(a, [id])).last);
+      const lb = await withTunables(prologues, async () => (await computeLogits(b, [id])).last);
       // float rounding (~1e-6); a pass that wrote the wrong row or skipped gamma gives ~1
       expect(maxRelErr(la, lb), `token ${id}`).toBeLessThan(1e-4);
     }
-    const ta = await under(passes, () => greedyTokens(a, [5, 17, 42], 10));
+    const ta = await withTunables(passes, () => greedyTokens(a, [5, 17, 42], 10));
     expect(ta).toHaveLength(10);
-    expect(ta).toEqual(await under(prologues, () => greedyTokens(b, [5, 17, 42], 10)));
+    expect(ta).toEqual(await withTunables(prologues, () => greedyTokens(b, [5, 17, 42], 10)));
   });
 });

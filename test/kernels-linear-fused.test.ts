@@ -15,7 +15,7 @@ import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
 import { h200, swiftshader } from './contracts-helpers.ts';
-import { resolveContract } from '../src/contracts/plan.ts';
+import { resolveContract } from '../src/contracts/index.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {

@@ -198,7 +198,7 @@ describe('the demo app (web/) in headless chromium, served by tessera web', () =
     const page = await browser.newPage();
     try {
       await page.goto(server.url);
-      await page.fill('[data-testid=selftest-filter]', 'residual.default'); // two variants: one runs, one needs shader-f16
+      await page.fill('[data-testid=selftest-filter]', 'residual.default'); // two variants, the f16 one skipped where the device lacks shader-f16
       await page.click('[data-testid=selftest]');
       await page.waitForFunction(() => (document.querySelector('[data-testid=selftest-table]') as HTMLElement).dataset.done === 'true' || document.body.dataset.state === 'error', undefined, { timeout: 120_000 });
       const table = (await page.textContent('[data-testid=selftest-table]')) ?? '';

@@ -187,7 +187,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
         kind = 'q4_k';
       } else {
         const f = new Float32Array(n);
-        for (let o = 0; o < n; o += pool.length) f.set(pool.subarray(0, Math.min(pool.length, n - o)), o);
+        fillFromPool(f, pool, 0);
         put(name, new Uint8Array(f.buffer), 'float32', [E, rows, K]);
         kind = 'float32';
       }
