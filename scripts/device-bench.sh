@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass q80-layout
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -48,11 +48,11 @@ decode_points() { # step point...
 
 for s in "${steps[@]}"; do
   case $s in
-    # Q8_0 weights repacked at load (quants apart from scales) against the GGUF layout, one GEMV structure
-    # (bench/q80-layout.ts), then the production Q8_0 `linear` at the same shapes in the same call
-    q80-layout)
-      run q80-layout 240 node --import tsx bench/q80-layout.ts --out "$OUT/q80-layout.json"
-      run q80-linear 150 node --import tsx bench/kernels.ts --formats q8_0 --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-q80-linear.json" ;;
+    # Q8_0 and Q6_K weights repacked at load (quants apart from scales) against the GGUF layout, one GEMV structure
+    # (bench/gemv-layout.ts), then the production Q8_0 and Q6_K `linear` at the same shapes in the same call
+    gemv-layout)
+      run gemv-layout 300 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
+      run gemv-layout-linear 150 node --import tsx bench/kernels.ts --formats q8_0,q6_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep

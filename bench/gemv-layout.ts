@@ -1,0 +1,346 @@
+/**
+ * Benchmark: do Q8_0 and Q6_K weights repacked at load reach the GEMV target (>= 70% of the read bandwidth at
+ * 4096x14336 and 14336x4096, M = 1) where the GGUF layouts do not? Issue 9's open question: the Q8_0 rows GEMV
+ * (gemv-q8a.wgsl.jinja, weightFormat q8_0) reads 34-byte blocks as 9 u32 words and shifts the quants of the blocks
+ * that start 2 bytes into a word; its loads alone read at 73-76% of the ceiling (bench/dispatch.ts, q80ShapedReads)
+ * and the GEMV at 57-66%. The Q6_K rows GEMV reads 13 words of a 210-byte block a slot of 32 values (39-46%).
+ * One kernel structure (the rows GEMV's: a workgroup of one lane a slot of 32 values (or `sl` slots) walks `rb` rows
+ * 4 at a time, the next 4 rows' loads out before this 4's products, int8 activations, their scales and run sums in
+ * registers, the 4 sums added over the subgroup into workgroup memory) over these layouts of the same bytes:
+ *   q8_0 gguf    [N, K / 32] blocks of 34 bytes (f16 scale, 32 int8), 9 words a block, quants shifted where the
+ *                block starts 2 bytes into a word
+ *   q8_0 split   quants [N, K] int8 read as 2 vec4<u32> a block, scales [N, K / 32] f16 in a buffer of their own (one
+ *                u32 a lane holds its block's scale and the neighbour's)
+ *   q6_k split   a slot's 32 low nibbles as one vec4<u32> (word k: values 4k .. 4k + 3 in the low nibbles, 16 + 4k ..
+ *                in the high), their high 2 bits as one vec2<u32> (word h, byte j: values 16 h + j, + 4, + 8, + 12 at
+ *                bits 0, 2, 4, 6), the 16 int8 scales of a block as [N, K / 16] bytes, d as [N, K / 256] f16: 4 loads
+ *                a slot against the GGUF layout's 13 (production's figure: bench/kernels.ts in the same call)
+ * Each case: weights rotate over copies past the L2, n calls back to back in one compute pass (each writes y: every
+ * call waits for the last, as in a decode step), best of 5 passes; GB/s over the weight bytes (34 per 32 values,
+ * 210 per 256, in every layout) as a fraction of the streaming read measured by bench/bandwidth.ts in the same run. y
+ * of the first copy is checked against a CPU reference (the GGUF blocks dequantized, times the activations).
+ *
+ *   node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]
+ */
+import { writeFileSync } from 'node:fs';
+import { measureReadBandwidthDetail } from './bandwidth.ts';
+import { receiptCommit } from './commit.ts';
+import { f16ToF32, f32ToF16 } from '../src/formats/f16.ts';
+import { dequantizeQ6_K } from '../src/formats/quant/q6_k.ts';
+import { readFloat32, STORAGE_USAGE, writeBuffer } from '../src/gpu/buffers.ts';
+import { createDevice, describeAdapter } from '../src/gpu/device.ts';
+import { Recorder } from '../src/gpu/recorder.ts';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string) => (args.indexOf(`--${name}`) >= 0 ? args[args.indexOf(`--${name}`) + 1]! : dflt);
+if (args.includes('--help')) {
+  console.log('usage: node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]');
+  process.exit(0);
+}
+const formats = arg('formats', 'q8_0,q6_k').split(',') as Format[];
+for (const f of formats) if (f !== 'q8_0' && f !== 'q6_k') throw new Error(`--formats: q8_0 or q6_k, not ${f}`);
+const shapes = arg('shapes', '4096x14336,14336x4096').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+for (const [N, K] of shapes) if (!(N > 0 && K % 256 === 0)) throw new Error(`--shapes: NxK with K a multiple of 256, not ${N}x${K}`);
+const n = Number(arg('n', '32'));
+const out = arg('out', '');
+
+type Format = 'q8_0' | 'q6_k';
+type Layout = 'gguf' | 'split';
+interface Point {
+  format: Format;
+  layout: Layout;
+  rb: number;
+  sl: number;
+}
+
+const lines = (k: number, f: (i: number) => string) => Array.from({ length: k }, (_, i) => f(i)).join('\n');
+
+/** The weight bindings a layout reads (after xq 1, acts 2, y 3). */
+function weightBindings(p: Point): [number, string][] {
+  if (p.format === 'q8_0') return p.layout === 'gguf' ? [[0, 'array<u32>']] : [[0, 'array<vec4<u32>>'], [4, 'array<u32>']];
+  return [
+    [0, 'array<vec4<u32>>'],
+    [4, 'array<vec2<u32>>'],
+    [5, 'array<u32>'],
+    [6, 'array<u32>'],
+  ];
+}
+const WNAMES: Record<number, string> = { 0: 'W', 4: 'S', 5: 'SC', 6: 'D' };
+
+/** The rows GEMV over one layout: N rows, K columns, rb rows a workgroup, sl slots of 32 values a lane. */
+export function gemvShader(N: number, K: number, p: Point): string {
+  const nsl = K / 32; // slots a row
+  const lanes = nsl / p.sl;
+  const rowWords = (nsl * 34) / 4;
+  const batches = p.rb / 4;
+  const row = (t: number, c: number) => `min(r0 + ${4 * t + c}u, ${N - 1}u)`;
+  const loads = (t: number) =>
+    lines(4, (c) =>
+      lines(p.sl, (j) => {
+        const v = `${t}_${c}_${j}`;
+        if (p.format === 'q8_0' && p.layout === 'gguf') return `  let a${v} = ${row(t, c)} * ${rowWords}u + bw${j};\n` + lines(9, (k) => `  let w${v}_${k} = W[a${v} + ${k}u];`);
+        if (p.format === 'q8_0') return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let q${v}_0 = W[2u * g${v}];\n  let q${v}_1 = W[2u * g${v} + 1u];\n  let s${v} = S[g${v} / 2u];`;
+        return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let l${v} = W[g${v}];\n  let h${v} = S[g${v}];\n  let c${v} = SC[g${v} / 2u];\n  let d${v} = D[g${v} / 16u];`;
+      }),
+    );
+  const product = (t: number, c: number, j: number) => {
+    const v = `${t}_${c}_${j}`;
+    if (p.format === 'q8_0' && p.layout === 'gguf') return `slotGguf(${Array.from({ length: 9 }, (_, k) => `w${v}_${k}`).join(', ')}, odd${j}, xa${j}, xb${j}, dx${j})`;
+    if (p.format === 'q8_0') return `slotSplit(q${v}_0, q${v}_1, s${v}, odd${j}, xa${j}, xb${j}, dx${j})`;
+    return `slot6(l${v}, h${v}, c${v}, d${v}, b${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
+  };
+  const products = (t: number) => `  {
+    var acc = vec4<f32>(0.0);
+${lines(4, (c) => lines(p.sl, (j) => `    acc[${c}] += ${product(t, c, j)};`))}
+    let total = subgroupAdd(acc);
+    if (subgroupElect()) { part[sid * ${batches}u + ${t}u] = total; }
+  }`;
+  const actLoads = lines(p.sl, (j) => `  let xa${j} = xq[2u * b${j}];\n  let xb${j} = xq[2u * b${j} + 1u];\n  let dx${j} = acts[b${j}];`);
+  return /* wgsl */ `enable subgroups;
+${weightBindings(p)
+  .map(([b, t]) => `@group(0) @binding(${b}) var<storage, read> ${WNAMES[b]}: ${t};`)
+  .join('\n')}
+@group(0) @binding(1) var<storage, read> xq: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> acts: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+${p.format === 'q8_0' ? Q80_FNS : Q6_FNS}
+var<workgroup> part: array<vec4<f32>, ${(lanes / 4) * batches}>; // subgroups of 4 lanes at least
+
+@compute @workgroup_size(${lanes})
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsg: u32) {
+  let r0 = g.x * ${p.rb}u;
+${lines(p.sl, (j) => `  let b${j} = li + ${j * lanes}u;${p.format === 'q8_0' ? `\n  let odd${j} = (b${j} & 1u) == 1u;${p.layout === 'gguf' ? `\n  let bw${j} = (17u * b${j}) >> 1u;` : ''}` : ''}`)}
+${loads(0)}
+${actLoads}
+${p.format === 'q6_k' ? lines(p.sl, (j) => `  let rs${j} = vec2<i32>(sum16(xa${j}), sum16(xb${j})); // the two runs' activation sums`) : ''}
+${lines(batches, (t) => (t + 1 < batches ? loads(t + 1) + '\n' : '') + products(t))}
+  workgroupBarrier();
+  if (li < ${p.rb}u && r0 + li < ${N}u) {
+    var v = 0.0;
+    for (var s = 0u; s < nsg; s++) { v += part[s * ${batches}u + li / 4u][li % 4u]; }
+    y[r0 + li] = v;
+  }
+}`;
+}
+
+const Q80_FNS = /* wgsl */ `
+fn slotGguf(w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32, w8: u32, odd: bool, xa: vec4<u32>, xb: vec4<u32>, dx: f32) -> f32 {
+  let dd = unpack2x16float(w0);
+  let d = select(dd.x, dd.y, odd);
+  let s = dot4I8Packed(select((w0 >> 16u) | (w1 << 16u), w1, odd), xa.x) + dot4I8Packed(select((w1 >> 16u) | (w2 << 16u), w2, odd), xa.y) +
+    dot4I8Packed(select((w2 >> 16u) | (w3 << 16u), w3, odd), xa.z) + dot4I8Packed(select((w3 >> 16u) | (w4 << 16u), w4, odd), xa.w) +
+    dot4I8Packed(select((w4 >> 16u) | (w5 << 16u), w5, odd), xb.x) + dot4I8Packed(select((w5 >> 16u) | (w6 << 16u), w6, odd), xb.y) +
+    dot4I8Packed(select((w6 >> 16u) | (w7 << 16u), w7, odd), xb.z) + dot4I8Packed(select((w7 >> 16u) | (w8 << 16u), w8, odd), xb.w);
+  return d * dx * f32(s);
+}
+
+fn slotSplit(q0: vec4<u32>, q1: vec4<u32>, sw: u32, odd: bool, xa: vec4<u32>, xb: vec4<u32>, dx: f32) -> f32 {
+  let dd = unpack2x16float(sw);
+  let d = select(dd.x, dd.y, odd);
+  let s = dot4I8Packed(q0.x, xa.x) + dot4I8Packed(q0.y, xa.y) + dot4I8Packed(q0.z, xa.z) + dot4I8Packed(q0.w, xa.w) +
+    dot4I8Packed(q1.x, xb.x) + dot4I8Packed(q1.y, xb.y) + dot4I8Packed(q1.z, xb.z) + dot4I8Packed(q1.w, xb.w);
+  return d * dx * f32(s);
+}
+`;
+
+const Q6_FNS = /* wgsl */ `
+// the sum of 16 int8 values
+fn sum16(x: vec4<u32>) -> i32 {
+  return dot4I8Packed(x.x, 0x01010101u) + dot4I8Packed(x.y, 0x01010101u) + dot4I8Packed(x.z, 0x01010101u) + dot4I8Packed(x.w, 0x01010101u);
+}
+
+// slot b's 32 values (6-bit, 0 .. 63, minus 32) against its two runs of 16 activations: lows l, highs h, the block's
+// scales word c (the slot's two int8 scales at byte 2 (b % 2)), d word (half (b / 8) % 2), activation scale dx, run sums rs
+fn slot6(l: vec4<u32>, h: vec2<u32>, c: u32, dw: u32, b: u32, xa: vec4<u32>, xb: vec4<u32>, dx: f32, rs: vec2<i32>) -> f32 {
+  let m = 0x0F0F0F0Fu;
+  let k = 0x03030303u;
+  let ia = dot4I8Packed((l.x & m) | ((h.x & k) << 4u), xa.x) + dot4I8Packed((l.y & m) | (((h.x >> 2u) & k) << 4u), xa.y) +
+    dot4I8Packed((l.z & m) | (((h.x >> 4u) & k) << 4u), xa.z) + dot4I8Packed((l.w & m) | (((h.x >> 6u) & k) << 4u), xa.w);
+  let ib = dot4I8Packed(((l.x >> 4u) & m) | ((h.y & k) << 4u), xb.x) + dot4I8Packed(((l.y >> 4u) & m) | (((h.y >> 2u) & k) << 4u), xb.y) +
+    dot4I8Packed(((l.z >> 4u) & m) | (((h.y >> 4u) & k) << 4u), xb.z) + dot4I8Packed(((l.w >> 4u) & m) | (((h.y >> 6u) & k) << 4u), xb.w);
+  let sc = c >> (16u * (b & 1u));
+  let sa = (i32(sc << 24u) >> 24u);
+  let sb = (i32(sc << 16u) >> 24u);
+  let dd = unpack2x16float(dw);
+  let d = select(dd.x, dd.y, ((b / 8u) & 1u) == 1u);
+  return d * dx * f32(sa * (ia - 32 * rs.x) + sb * (ib - 32 * rs.y));
+}
+`;
+
+/** xorshift32 stream */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>>= 0);
+  };
+}
+
+/** Q6_K GGUF blocks (rows of K / 256) repacked into the split planes the q6_k split kernel reads. */
+function splitQ6K(gguf: Uint8Array, N: number, K: number) {
+  const nblk = (N * K) / 256;
+  const lows = new Uint8Array((N * K) / 2);
+  const highs = new Uint8Array((N * K) / 4);
+  const scales = new Uint8Array((N * K) / 16);
+  const d = new Uint16Array(nblk);
+  const q = new Uint8Array(256);
+  for (let bi = 0; bi < nblk; bi++) {
+    const o = bi * 210;
+    // the block's 256 6-bit values, unsigned (0 .. 63), in value order (the GGUF dequantization's order)
+    for (let h = 0; h < 2; h++)
+      for (let l = 0; l < 32; l++) {
+        const ql = gguf[o + 64 * h + l]!;
+        const ql2 = gguf[o + 64 * h + l + 32]!;
+        const hb = gguf[o + 128 + 32 * h + l]!;
+        q[128 * h + l] = (ql & 15) | ((hb & 3) << 4);
+        q[128 * h + l + 32] = (ql2 & 15) | (((hb >> 2) & 3) << 4);
+        q[128 * h + l + 64] = (ql >> 4) | (((hb >> 4) & 3) << 4);
+        q[128 * h + l + 96] = (ql2 >> 4) | (((hb >> 6) & 3) << 4);
+      }
+    for (let t = 0; t < 8; t++) {
+      const sl = bi * 8 + t; // global slot
+      const v = (i: number) => q[32 * t + i]!;
+      for (let i = 0; i < 16; i++) lows[16 * sl + i] = (v(i) & 15) | ((v(16 + i) & 15) << 4);
+      for (let w = 0; w < 2; w++)
+        for (let j = 0; j < 4; j++) {
+          let byte = 0;
+          for (let k = 0; k < 4; k++) byte |= (v(16 * w + 4 * k + j) >> 4) << (2 * k);
+          highs[8 * sl + 4 * w + j] = byte;
+        }
+    }
+    scales.set(gguf.subarray(o + 192, o + 208), 16 * bi);
+    d[bi] = gguf[o + 208]! | (gguf[o + 209]! << 8);
+  }
+  return { lows, highs, scales, d };
+}
+
+const dev = await createDevice({ timestamps: true });
+if (!dev.timestamps) throw new Error('bench/gemv-layout.ts needs timestamp-query');
+if (!dev.caps.features.has('subgroups')) throw new Error('bench/gemv-layout.ts needs the subgroups feature');
+const d = dev.device;
+const maxLanes = dev.caps.limits.maxComputeInvocationsPerWorkgroup ?? 256;
+const bw = await measureReadBandwidthDetail(dev, dev.caps.adapterInfo?.architecture === 'swiftshader' ? 2 ** 24 : 2 ** 30);
+console.log(`${describeAdapter(dev.caps)}: read ceiling ${(bw.bytesPerSecond / 1e9).toFixed(0)} GB/s`);
+const results: Record<string, unknown>[] = [];
+const mk = (bytes: number, label: string) => d.createBuffer({ size: Math.ceil(bytes / 16) * 16, usage: STORAGE_USAGE, label });
+
+for (const format of formats)
+  for (const [N, K] of shapes) {
+    const nsl = K / 32;
+    const size = format === 'q8_0' ? N * nsl * 34 : ((N * K) / 256) * 210;
+    const copies = Math.max(2, Math.ceil(2 ** 28 / size));
+    const r = rng(N * 7919 + K + (format === 'q6_k' ? 1 : 0));
+    const xq = new Int8Array(K);
+    for (let i = 0; i < K; i++) xq[i] = (r() % 255) - 127;
+    const dx = Float32Array.from({ length: nsl }, () => 0.01 + (r() % 1000) * 1e-5);
+    // the weights' planes a layout binds, and the dequantized weights for the reference
+    const planes: Record<Layout, Record<number, Uint8Array>> = { gguf: {}, split: {} };
+    let wRow: (row: number) => Float32Array;
+    if (format === 'q8_0') {
+      const quants = new Int8Array(N * K);
+      for (let i = 0; i < quants.length; i++) quants[i] = (r() % 255) - 127;
+      const scales = new Uint16Array(N * nsl);
+      for (let i = 0; i < scales.length; i++) scales[i] = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+      const gguf = new Uint8Array(size);
+      for (let b = 0; b < N * nsl; b++) {
+        gguf[34 * b] = scales[b]! & 255;
+        gguf[34 * b + 1] = scales[b]! >> 8;
+        gguf.set(new Uint8Array(quants.buffer, 32 * b, 32), 34 * b + 2);
+      }
+      planes.gguf = { 0: gguf };
+      planes.split = { 0: new Uint8Array(quants.buffer), 4: new Uint8Array(scales.buffer) };
+      wRow = (row) => Float32Array.from({ length: K }, (_, i) => f16ToF32(scales[row * nsl + (i >> 5)]!) * quants[row * K + i]!);
+    } else {
+      const gguf = new Uint8Array(size);
+      for (let i = 0; i < size; i++) gguf[i] = r() & 255;
+      for (let bi = 0; bi < size / 210; bi++) {
+        const h = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+        gguf[bi * 210 + 208] = h & 255;
+        gguf[bi * 210 + 209] = h >> 8;
+      }
+      const sp = splitQ6K(gguf, N, K);
+      planes.split = { 0: sp.lows, 4: sp.highs, 5: sp.scales, 6: new Uint8Array(sp.d.buffer) };
+      wRow = (row) => dequantizeQ6_K(gguf.subarray((row * K * 210) / 256, ((row + 1) * K * 210) / 256), K);
+    }
+    const ref = new Float64Array(N);
+    for (let row = 0; row < N; row++) {
+      const w = wRow(row);
+      let acc = 0;
+      for (let i = 0; i < K; i++) acc += w[i]! * xq[i]! * dx[i >> 5]!;
+      ref[row] = acc;
+    }
+    const layouts: Layout[] = format === 'q8_0' ? ['gguf', 'split'] : ['split'];
+    // copies of every plane (the weights come from memory: together past the L2)
+    const bufs: Record<Layout, Record<number, GPUBuffer[]>> = { gguf: {}, split: {} };
+    for (const l of layouts)
+      for (const [b, bytes] of Object.entries(planes[l]))
+        bufs[l][Number(b)] = Array.from({ length: copies }, (_, c) => {
+          const buf = mk(bytes.byteLength, `gemv-layout.${format}.${l}.${b}.${c}`);
+          writeBuffer(d, buf, bytes);
+          return buf;
+        });
+    const xqBuf = mk(K, 'gemv-layout.xq');
+    writeBuffer(d, xqBuf, xq);
+    const dxBuf = mk(nsl * 4, 'gemv-layout.dx');
+    writeBuffer(d, dxBuf, dx);
+    const yBuf = mk(N * 4, 'gemv-layout.y');
+    const points: Point[] = [];
+    for (const layout of layouts)
+      for (const [rb, sl] of [
+        [16, 1],
+        [16, 2],
+        [8, 1],
+        [32, 1],
+        [32, 2],
+      ] as const)
+        if (nsl % sl === 0 && (nsl / sl) % 32 === 0 && nsl / sl <= maxLanes) points.push({ format, layout, rb, sl });
+    // each point twice, alternated (one pass moves a few percent from the next)
+    for (const p of [...points, ...points]) {
+      const wb = weightBindings(p).map(([b]) => b);
+      const layout = [...wb.map((b) => ({ binding: b, type: 'read-only-storage' as const })), { binding: 1, type: 'read-only-storage' as const }, { binding: 2, type: 'read-only-storage' as const }, { binding: 3, type: 'storage' as const }].sort((a, b) => a.binding - b.binding);
+      const { pipeline, layout: bgl } = await dev.pipelines.get({ code: gemvShader(N, K, p), entryPoint: 'main', layout, label: `bench.gemv-layout.${format}.${p.layout}` });
+      const bgs = Array.from({ length: copies }, (_, c) =>
+        d.createBindGroup({
+          layout: bgl,
+          entries: [...wb.map((b) => ({ binding: b, resource: { buffer: bufs[p.layout][b]![c]! } })), { binding: 1, resource: { buffer: xqBuf } }, { binding: 2, resource: { buffer: dxBuf } }, { binding: 3, resource: { buffer: yBuf } }],
+        }),
+      );
+      const wgs: [number, number, number] = [Math.ceil(N / p.rb), 1, 1];
+      {
+        const rec = new Recorder(dev, { timestamps: false });
+        rec.dispatch({ label: 'bench.gemv-layout.check', pipeline, bindGroup: bgs[0]!, workgroups: wgs });
+        await rec.submit({ wait: true });
+      }
+      const y = await readFloat32(d, yBuf, N);
+      // largest difference over the largest reference value (a sum of K products: values near 0 are cancellations)
+      let worst = 0;
+      let top = 0;
+      for (let i = 0; i < N; i++) {
+        worst = Math.max(worst, Math.abs(y[i]! - ref[i]!));
+        top = Math.max(top, Math.abs(ref[i]!));
+      }
+      worst /= top;
+      let best = Infinity;
+      for (let rep = 0; rep < 6; rep++) {
+        const rec = new Recorder(dev, { timestamps: 'span' });
+        for (let i = 0; i < n; i++) rec.dispatch({ label: 'bench.gemv-layout', pipeline, bindGroup: bgs[i % copies]!, workgroups: wgs });
+        const [t] = await rec.submit();
+        if (rep > 0) best = Math.min(best, t!.ms);
+      }
+      const us = (best / n) * 1000;
+      const frac = size / (us * 1e-6) / bw.bytesPerSecond;
+      const e = { ...p, N, K, lanes: nsl / p.sl, us: Math.round(us * 100) / 100, GBs: Math.round(size / (us * 1e-6) / 1e9), fractionOfReadBandwidth: Math.round(frac * 1000) / 1000, worstRelError: worst };
+      results.push(e);
+      console.log(`${format} ${N}x${K} ${p.layout} rb ${p.rb} sl ${p.sl}: ${e.us} us, ${e.GBs} GB/s, ${(frac * 100).toFixed(1)}% of the ceiling (worst rel. error ${worst.toExponential(2)})`);
+      if (!(worst < 1e-3)) throw new Error(`${format} ${N}x${K} ${p.layout} rb ${p.rb} sl ${p.sl}: y differs from the CPU reference (worst relative error ${worst})`);
+    }
+    for (const l of layouts) for (const bs of Object.values(bufs[l])) for (const b of bs) b.destroy();
+    for (const b of [xqBuf, dxBuf, yBuf]) b.destroy();
+  }
+if (out) {
+  writeFileSync(out, JSON.stringify({ benchmark: 'gemv-layout', date: new Date().toISOString(), adapter: describeAdapter(dev.caps), commit: receiptCommit(), readBandwidthBytesPerSecond: Math.round(bw.bytesPerSecond), n, method: 'see the header of bench/gemv-layout.ts', results }, null, 2) + '\n');
+  console.log(`wrote ${out}`);
+}
