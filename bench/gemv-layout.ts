@@ -11,6 +11,10 @@
  *                block starts 2 bytes into a word
  *   q8_0 split   quants [N, K] int8 read as 2 vec4<u32> a block, scales [N, K / 32] f16 in a buffer of their own (one
  *                u32 a lane holds its block's scale and the neighbour's)
+ *   q4_k gguf    [N, K / 256] blocks of 9 vec4<u32> (d, dmin and the 12 scale bytes; 8 vec4 of nibbles): a slot is
+ *                one nibble vec4 (two runs of 16 values) and its block's header vec4, as the production rows GEMV reads
+ *   q4_k split   the headers [N, K / 256] vec4 and the nibbles [N, K / 32] vec4 in planes of their own (a warp's
+ *                nibble loads one contiguous 512 bytes, its header loads one 64)
  *   q6_k split   a slot's 32 low nibbles as one vec4<u32> (word k: values 4k .. 4k + 3 in the low nibbles, 16 + 4k ..
  *                in the high), their high 2 bits as one vec2<u32> (word h, byte j: values 16 h + j, + 4, + 8, + 12 at
  *                bits 0, 2, 4, 6), the 16 int8 scales of a block as [N, K / 16] bytes, d as [N, K / 256] f16: 4 loads
@@ -21,13 +25,14 @@
  * 210 per 256, in every layout) as a fraction of the streaming read measured by bench/bandwidth.ts in the same run. y
  * of the first copy is checked against a CPU reference (the GGUF blocks dequantized, times the activations).
  *
- *   node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]
+ *   node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k,q4_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]
  */
 import { writeFileSync } from 'node:fs';
 import { measureReadBandwidthDetail } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
 import { heatGpu, type RecordCalls, spanMsPerCall } from './gpu-bench.ts';
 import { f16ToF32, f32ToF16 } from '../src/formats/f16.ts';
+import { dequantizeQ4_K } from '../src/formats/quant/q4_k.ts';
 import { dequantizeQ6_K } from '../src/formats/quant/q6_k.ts';
 import { readFloat32, STORAGE_USAGE, writeBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
@@ -36,17 +41,17 @@ import { Recorder } from '../src/gpu/recorder.ts';
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string) => (args.indexOf(`--${name}`) >= 0 ? args[args.indexOf(`--${name}`) + 1]! : dflt);
 if (args.includes('--help')) {
-  console.log('usage: node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]');
+  console.log('usage: node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k,q4_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]');
   process.exit(0);
 }
-const formats = arg('formats', 'q8_0,q6_k').split(',') as Format[];
-for (const f of formats) if (f !== 'q8_0' && f !== 'q6_k') throw new Error(`--formats: q8_0 or q6_k, not ${f}`);
+const formats = arg('formats', 'q8_0,q6_k,q4_k').split(',') as Format[];
+for (const f of formats) if (f !== 'q8_0' && f !== 'q6_k' && f !== 'q4_k') throw new Error(`--formats: q8_0, q6_k or q4_k, not ${f}`);
 const shapes = arg('shapes', '4096x14336,14336x4096').split(',').map((s) => s.split('x').map(Number) as [number, number]);
 for (const [N, K] of shapes) if (!(N > 0 && K % 256 === 0)) throw new Error(`--shapes: NxK with K a multiple of 256, not ${N}x${K}`);
 const n = Number(arg('n', '32'));
 const out = arg('out', '');
 
-type Format = 'q8_0' | 'q6_k';
+type Format = 'q8_0' | 'q6_k' | 'q4_k';
 type Layout = 'gguf' | 'split';
 interface Point {
   format: Format;
@@ -60,6 +65,7 @@ const lines = (k: number, f: (i: number) => string) => Array.from({ length: k },
 /** The weight bindings a layout reads (after xq 1, acts 2, y 3). */
 function weightBindings(p: Point): [number, string][] {
   if (p.format === 'q8_0') return p.layout === 'gguf' ? [[0, 'array<u32>']] : [[0, 'array<vec4<u32>>'], [4, 'array<u32>']];
+  if (p.format === 'q4_k') return p.layout === 'gguf' ? [[0, 'array<vec4<u32>>']] : [[0, 'array<vec4<u32>>'], [4, 'array<vec4<u32>>']];
   return [
     [0, 'array<vec4<u32>>'],
     [4, 'array<vec2<u32>>'],
@@ -82,6 +88,8 @@ export function gemvShader(N: number, K: number, p: Point): string {
         const v = `${t}_${c}_${j}`;
         if (p.format === 'q8_0' && p.layout === 'gguf') return `  let a${v} = ${row(t, c)} * ${rowWords}u + bw${j};\n` + lines(9, (k) => `  let w${v}_${k} = W[a${v} + ${k}u];`);
         if (p.format === 'q8_0') return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let q${v}_0 = W[2u * g${v}];\n  let q${v}_1 = W[2u * g${v} + 1u];\n  let s${v} = S[g${v} / 2u];`;
+        if (p.format === 'q4_k' && p.layout === 'gguf') return `  let g${v} = (${row(t, c)} * ${nsl}u + b${j}) / 8u * 9u;\n  let h${v} = W[g${v}];\n  let q${v} = W[g${v} + 1u + t${j}];`;
+        if (p.format === 'q4_k') return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let h${v} = S[g${v} / 8u];\n  let q${v} = W[g${v}];`;
         return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let l${v} = W[g${v}];\n  let h${v} = S[g${v}];\n  let c${v} = SC[g${v} / 2u];\n  let d${v} = D[g${v} / 16u];`;
       }),
     );
@@ -89,6 +97,7 @@ export function gemvShader(N: number, K: number, p: Point): string {
     const v = `${t}_${c}_${j}`;
     if (p.format === 'q8_0' && p.layout === 'gguf') return `slotGguf(${Array.from({ length: 9 }, (_, k) => `w${v}_${k}`).join(', ')}, odd${j}, xa${j}, xb${j}, dx${j})`;
     if (p.format === 'q8_0') return `slotSplit(q${v}_0, q${v}_1, s${v}, odd${j}, xa${j}, xb${j}, dx${j})`;
+    if (p.format === 'q4_k') return `slot4(q${v}, h${v}, t${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
     return `slot6(l${v}, h${v}, c${v}, d${v}, b${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
   };
   const products = (t: number) => `  {
@@ -97,7 +106,14 @@ ${lines(4, (c) => lines(p.sl, (j) => `    acc[${c}] += ${product(t, c, j)};`))}
     let total = subgroupAdd(acc);
     if (subgroupElect()) { part[sid * ${batches}u + ${t}u] = total; }
   }`;
-  const actLoads = lines(p.sl, (j) => `  let xa${j} = xq[2u * b${j}];\n  let xb${j} = xq[2u * b${j} + 1u];\n  let dx${j} = acts[b${j}];`);
+  // a slot's activations: Q8_0 / Q6_K its 32 values (two vec4 of int8) and their scale; Q4_K the two runs of 16 its
+  // nibbles' low and high halves meet (values 64 c + 16 hh .. and 32 on, c = t / 2, hh = t % 2 of slot t of a block)
+  // and their two blocks' scales
+  const actLoads = lines(p.sl, (j) =>
+    p.format === 'q4_k'
+      ? `  let ra${j} = (b${j} / 8u) * 16u + 4u * (t${j} / 2u) + t${j} % 2u;\n  let xa${j} = xq[ra${j}];\n  let xb${j} = xq[ra${j} + 2u];\n  let dx${j} = vec2<f32>(acts[(b${j} / 8u) * 8u + 2u * (t${j} / 2u)], acts[(b${j} / 8u) * 8u + 2u * (t${j} / 2u) + 1u]);`
+      : `  let xa${j} = xq[2u * b${j}];\n  let xb${j} = xq[2u * b${j} + 1u];\n  let dx${j} = acts[b${j}];`,
+  );
   return /* wgsl */ `enable subgroups;
 ${weightBindings(p)
   .map(([b, t]) => `@group(0) @binding(${b}) var<storage, read> ${WNAMES[b]}: ${t};`)
@@ -105,16 +121,16 @@ ${weightBindings(p)
 @group(0) @binding(1) var<storage, read> xq: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> acts: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
-${p.format === 'q8_0' ? Q80_FNS : Q6_FNS}
+${p.format === 'q8_0' ? Q80_FNS : p.format === 'q6_k' ? Q6_FNS : SUM16 + Q4_FNS}
 var<workgroup> part: array<vec4<f32>, ${(lanes / 4) * batches}>; // subgroups of 4 lanes at least
 
 @compute @workgroup_size(${lanes})
 fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsg: u32) {
   let r0 = g.x * ${p.rb}u;
-${lines(p.sl, (j) => `  let b${j} = li + ${j * lanes}u;${p.format === 'q8_0' ? `\n  let odd${j} = (b${j} & 1u) == 1u;${p.layout === 'gguf' ? `\n  let bw${j} = (17u * b${j}) >> 1u;` : ''}` : ''}`)}
+${lines(p.sl, (j) => `  let b${j} = li + ${j * lanes}u;${p.format === 'q8_0' ? `\n  let odd${j} = (b${j} & 1u) == 1u;${p.layout === 'gguf' ? `\n  let bw${j} = (17u * b${j}) >> 1u;` : ''}` : ''}${p.format === 'q4_k' ? `\n  let t${j} = b${j} % 8u;` : ''}`)}
 ${loads(0)}
 ${actLoads}
-${p.format === 'q6_k' ? lines(p.sl, (j) => `  let rs${j} = vec2<i32>(sum16(xa${j}), sum16(xb${j})); // the two runs' activation sums`) : ''}
+${p.format !== 'q8_0' ? lines(p.sl, (j) => `  let rs${j} = vec2<i32>(sum16(xa${j}), sum16(xb${j})); // the two runs' activation sums`) : ''}
 ${lines(batches, (t) => (t + 1 < batches ? loads(t + 1) + '\n' : '') + products(t))}
   workgroupBarrier();
   if (li < ${p.rb}u && r0 + li < ${N}u) {
@@ -145,12 +161,42 @@ fn slotSplit(q0: vec4<u32>, q1: vec4<u32>, sw: u32, odd: bool, xa: vec4<u32>, xb
 }
 `;
 
-const Q6_FNS = /* wgsl */ `
+const SUM16 = /* wgsl */ `
 // the sum of 16 int8 values
 fn sum16(x: vec4<u32>) -> i32 {
   return dot4I8Packed(x.x, 0x01010101u) + dot4I8Packed(x.y, 0x01010101u) + dot4I8Packed(x.z, 0x01010101u) + dot4I8Packed(x.w, 0x01010101u);
 }
+`;
 
+const Q4_FNS = /* wgsl */ `
+// byte i of a Q4_K header's 12 scale bytes (words 1 .. 3; word 0 holds d and dmin)
+fn hbyte(h: vec4<u32>, i: u32) -> u32 {
+  return (h[1u + i / 4u] >> (8u * (i % 4u))) & 255u;
+}
+
+// sub-block j's 6-bit scale and min
+fn scaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
+  if (j < 4u) {
+    return vec2<f32>(f32(hbyte(h, j) & 63u), f32(hbyte(h, j + 4u) & 63u));
+  }
+  return vec2<f32>(f32((hbyte(h, j + 4u) & 15u) | ((hbyte(h, j - 4u) >> 6u) << 4u)), f32((hbyte(h, j + 4u) >> 4u) | ((hbyte(h, j) >> 6u) << 4u)));
+}
+
+// slot t of a block (16 nibble bytes q: the low nibbles values 64 c + 16 hh + i of sub-block 2c, the high ones 32 on
+// of sub-block 2c + 1) against its two runs of activations (scales dx, sums rs)
+fn slot4(q: vec4<u32>, h: vec4<u32>, t: u32, xa: vec4<u32>, xb: vec4<u32>, dx: vec2<f32>, rs: vec2<i32>) -> f32 {
+  let m = 0x0F0F0F0Fu;
+  let il = dot4I8Packed(q.x & m, xa.x) + dot4I8Packed(q.y & m, xa.y) + dot4I8Packed(q.z & m, xa.z) + dot4I8Packed(q.w & m, xa.w);
+  let ih = dot4I8Packed((q.x >> 4u) & m, xb.x) + dot4I8Packed((q.y >> 4u) & m, xb.y) + dot4I8Packed((q.z >> 4u) & m, xb.z) + dot4I8Packed((q.w >> 4u) & m, xb.w);
+  let dd = unpack2x16float(h.x);
+  let c = t / 2u;
+  let a = scaleMin(h, 2u * c);
+  let b = scaleMin(h, 2u * c + 1u);
+  return dx.x * (dd.x * a.x * f32(il) - dd.y * a.y * f32(rs.x)) + dx.y * (dd.x * b.x * f32(ih) - dd.y * b.y * f32(rs.y));
+}
+`;
+
+const Q6_FNS = /* wgsl */ `${SUM16}
 // slot b's 32 values (6-bit, 0 .. 63, minus 32) against its two runs of 16 activations: lows l, highs h, the block's
 // scales word c (the slot's two int8 scales at byte 2 (b % 2)), d word (half (b / 8) % 2), activation scale dx, run sums rs
 fn slot6(l: vec4<u32>, h: vec2<u32>, c: u32, dw: u32, b: u32, xa: vec4<u32>, xb: vec4<u32>, dx: f32, rs: vec2<i32>) -> f32 {
@@ -232,9 +278,9 @@ const mk = (bytes: number, label: string) => d.createBuffer({ size: Math.ceil(by
 for (const format of formats)
   for (const [N, K] of shapes) {
     const nsl = K / 32;
-    const size = format === 'q8_0' ? N * nsl * 34 : ((N * K) / 256) * 210;
+    const size = format === 'q8_0' ? N * nsl * 34 : ((N * K) / 256) * (format === 'q6_k' ? 210 : 144);
     const copies = Math.max(2, Math.ceil(2 ** 28 / size));
-    const r = rng(N * 7919 + K + (format === 'q6_k' ? 1 : 0));
+    const r = rng(N * 7919 + K + formats.indexOf(format));
     const xq = new Int8Array(K);
     for (let i = 0; i < K; i++) xq[i] = (r() % 255) - 127;
     const dx = Float32Array.from({ length: nsl }, () => 0.01 + (r() % 1000) * 1e-5);
@@ -255,6 +301,25 @@ for (const format of formats)
       planes.gguf = { 0: gguf };
       planes.split = { 0: new Uint8Array(quants.buffer), 4: new Uint8Array(scales.buffer) };
       wRow = (row) => Float32Array.from({ length: K }, (_, i) => f16ToF32(scales[row * nsl + (i >> 5)]!) * quants[row * K + i]!);
+    } else if (format === 'q4_k') {
+      const gguf = new Uint8Array(size);
+      for (let i = 0; i < size; i++) gguf[i] = r() & 255;
+      const nblk = size / 144;
+      const hdr = new Uint8Array(nblk * 16);
+      const nib = new Uint8Array(nblk * 128);
+      for (let bi = 0; bi < nblk; bi++) {
+        const o = bi * 144;
+        for (const at of [0, 2]) {
+          const h = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+          gguf[o + at] = h & 255;
+          gguf[o + at + 1] = h >> 8;
+        }
+        hdr.set(gguf.subarray(o, o + 16), 16 * bi);
+        nib.set(gguf.subarray(o + 16, o + 144), 128 * bi);
+      }
+      planes.gguf = { 0: gguf };
+      planes.split = { 0: nib, 4: hdr };
+      wRow = (row) => dequantizeQ4_K(gguf.subarray((row * K * 144) / 256, ((row + 1) * K * 144) / 256), K);
     } else {
       const gguf = new Uint8Array(size);
       for (let i = 0; i < size; i++) gguf[i] = r() & 255;
@@ -274,7 +339,7 @@ for (const format of formats)
       for (let i = 0; i < K; i++) acc += w[i]! * xq[i]! * dx[i >> 5]!;
       ref[row] = acc;
     }
-    const layouts: Layout[] = format === 'q8_0' ? ['gguf', 'split'] : ['split'];
+    const layouts: Layout[] = format === 'q6_k' ? ['split'] : ['gguf', 'split'];
     // copies of every plane (the weights come from memory: together past the L2)
     const bufs: Record<Layout, Record<number, GPUBuffer[]>> = { gguf: {}, split: {} };
     for (const l of layouts)
