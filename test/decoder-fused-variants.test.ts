@@ -41,6 +41,7 @@ import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import type { DecodeSession } from '../src/runtime/session.ts';
 import { testDevice } from './helpers/device.ts';
+import { tunablesSwitch } from './helpers/tunables.ts';
 import { chainsCanWait } from '../src/program/chain.ts';
 
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
@@ -196,20 +197,17 @@ const VARIANTS = [
 ];
 
 let dev: TesseraDevice;
-const saved = process.env.TESSERA_TUNABLES;
+const tun = tunablesSwitch();
 
 function model(label: string, tunables: object, quant: 'q4k' | 'q4k_m' = 'q4k', hf: Record<string, unknown> = LLAMA): LoadedModel {
-  process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
+  tun.set(tunables);
   return randomModel(dev, decoderConfigFromHF(hf, 'test config'), quant, { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label });
 }
 
 beforeAll(async () => {
   dev = await testDevice();
 });
-afterAll(() => {
-  if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-  else process.env.TESSERA_TUNABLES = saved;
-});
+afterAll(tun.restore);
 
 describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v }) => {
   const count = 'count' in v ? v.count! : 2;
@@ -237,7 +235,7 @@ describe.each(VARIANTS)('Llama: $name', ({ tunables, without, layers, what, ...v
 
   it('one-token logits agree and greedy decoding gives the same tokens', async (ctx) => {
     if (layers(on) === 0) ctx.skip(`${what} is not accepted on this device (subgroups needed); the GPU lane runs it`);
-    process.env.TESSERA_TUNABLES = JSON.stringify(both);
+    tun.set(both);
     for (const id of [3, 100, 383]) {
       const a = (await computeLogits(on, [id])).last;
       const b = (await computeLogits(off, [id])).last;

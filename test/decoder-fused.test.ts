@@ -24,7 +24,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
-import { withTunables } from './helpers/tunables.ts';
+import { tunablesSwitch, withTunables } from './helpers/tunables.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -103,32 +103,29 @@ describe.each([
 });
 
 describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs the separate ops', () => {
-  const saved = process.env.TESSERA_TUNABLES;
+  const tun = tunablesSwitch();
   // the fused layers' GEMVs on int8 activations (linear_fused q80_*_rows, and the LM head: linear q80_rows); the
   // separate ops on f32 activations (their one-row linears would take linear's int8 GEMV too), on every device
-  const tunables = JSON.stringify({ linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'on', cpuMapping: 'off' } });
-  const f32Acts = JSON.stringify({ linear_fused: { gemvQ80Int8: 'off', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'off', cpuMapping: 'off' } });
+  const tunables = { linear_fused: { gemvQ80Int8: 'on', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'on', cpuMapping: 'off' } };
+  const f32Acts = { linear_fused: { gemvQ80Int8: 'off', cpuMapping: 'off' }, linear: { gemvQ80Int8: 'off', cpuMapping: 'off' } };
   let fused: LoadedModel;
   let separate: LoadedModel;
   beforeAll(() => {
-    process.env.TESSERA_TUNABLES = tunables;
+    tun.set(tunables);
     const cfg = decoderConfigFromHF(LLAMA, 'test config');
     const build = (fuse: boolean) => randomModel(dev, cfg, 'q8_0', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64, fuseGemv: fuse }, label: `random q8_0 (fuseGemv ${fuse})` });
     fused = build(true);
     separate = build(false);
   });
-  afterAll(() => {
-    if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-    else process.env.TESSERA_TUNABLES = saved;
-  });
+  afterAll(tun.restore);
 
   it('one-token logits agree to the int8 rounding of the activations', async (ctx) => {
     if (fused.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
     expect(fused.decoder.fusedGemvLayers).toBe(2);
     for (const id of [3, 100, 383]) {
-      process.env.TESSERA_TUNABLES = tunables;
+      tun.set(tunables);
       const a = (await computeLogits(fused, [id])).last;
-      process.env.TESSERA_TUNABLES = f32Acts;
+      tun.set(f32Acts);
       const b = (await computeLogits(separate, [id])).last;
       // activations rounded to int8 per block of 32 (2^-8 of a block's largest value) in four GEMVs a layer: a few
       // 1e-3 of the largest logit; a wrong block scale or word offset gives ~1

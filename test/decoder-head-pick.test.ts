@@ -13,6 +13,7 @@ import { randomModel } from '../src/models/random-weights.ts';
 import { acquireSession, releaseSession, type DecodeSession } from '../src/runtime/session.ts';
 import { greedyTokens } from './helpers/greedy.ts';
 import { testDevice } from './helpers/device.ts';
+import { tunablesSwitch } from './helpers/tunables.ts';
 
 // a vocabulary over 8192 rows: the head is linear_fused's q8a_norm_fused GEMV (many workgroups, so many tickets)
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 8320, max_position_embeddings: 256, rms_norm_eps: 1e-5 };
@@ -22,10 +23,10 @@ const PICK = { ...INT8, linear_fused: { cpuMapping: 'off', headArgmax: 'on' } };
 let dev: TesseraDevice;
 let pickModel: LoadedModel;
 let plainModel: LoadedModel;
-const saved = process.env.TESSERA_TUNABLES;
+const tun = tunablesSwitch();
 
 function model(label: string, tunables: object): LoadedModel {
-  process.env.TESSERA_TUNABLES = JSON.stringify(tunables);
+  tun.set(tunables);
   return randomModel(dev, decoderConfigFromHF(LLAMA, 'test config'), 'q4k', { seed: 11, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label });
 }
 
@@ -34,18 +35,15 @@ beforeAll(async () => {
   plainModel = model('random q4k (sample op)', INT8);
   pickModel = model('random q4k (head pick)', PICK);
 });
-afterAll(() => {
-  if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-  else process.env.TESSERA_TUNABLES = saved;
-});
+afterAll(tun.restore);
 
 describe('the LM head picking the greedy token (headArgmax)', () => {
   it('greedy decoding gives the sample op\'s tokens, with no sample op in the step', async (ctx) => {
-    process.env.TESSERA_TUNABLES = JSON.stringify(PICK);
+    tun.set(PICK);
     let session: DecodeSession | undefined;
     const a = await greedyTokens(pickModel, [5, 17, 42], 16, (s) => (session = s));
     if (!session!.headPicks) ctx.skip(`the head GEMV does not pick here (linear_fused q8a_norm_argmax needs subgroups of 8+ lanes or a fixed size dividing 8; ${dev.caps.adapterInfo.description}); the GPU lane runs it`);
-    process.env.TESSERA_TUNABLES = JSON.stringify(INT8);
+    tun.set(INT8);
     let plain: DecodeSession | undefined;
     const b = await greedyTokens(plainModel, [5, 17, 42], 16, (s) => (plain = s));
     expect(plain!.headPicks).toBe(false);
@@ -58,7 +56,7 @@ describe('the LM head picking the greedy token (headArgmax)', () => {
   });
 
   it('sampling that needs the logits keeps the sample op', (ctx) => {
-    process.env.TESSERA_TUNABLES = JSON.stringify(PICK);
+    tun.set(PICK);
     const session = (sampling: { temperature: number; topK: number; topP: number; repetitionPenalty: number }) => {
       const s = acquireSession(pickModel.decoder, sampling, 64);
       releaseSession(s);

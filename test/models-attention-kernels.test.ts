@@ -12,6 +12,7 @@ import type { Plan } from '../src/contracts/index.ts';
 import { computeLogits } from '../src/runtime/logits.ts';
 import { generate } from '../src/runtime/generate.ts';
 import { testDevice } from './helpers/device.ts';
+import { tunablesSwitch } from './helpers/tunables.ts';
 
 interface Golden {
   input_ids: number[];
@@ -25,11 +26,8 @@ let dev: TesseraDevice;
 beforeAll(async () => {
   dev = await testDevice();
 });
-const saved = process.env.TESSERA_TUNABLES;
-afterEach(() => {
-  if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-  else process.env.TESSERA_TUNABLES = saved;
-});
+const tun = tunablesSwitch();
+afterEach(tun.restore);
 
 /** The registry kernels of the attention plans a decoder resolved. */
 function attentionKernels(decoder: unknown): string[] {
@@ -42,7 +40,7 @@ describe.each([
   ['gemma3', 'streaming', 'attention.decode_streaming'],
 ] as const)('%s (f32) with decodeKernel %s and prefillKernel streaming', (name, decodeKernel, decodeId) => {
   it('matches the golden logits and greedy continuation, through the registry kernels', async () => {
-    process.env.TESSERA_TUNABLES = JSON.stringify({ attention: { decodeKernel, prefillKernel: 'streaming' } });
+    tun.set({ attention: { decodeKernel, prefillKernel: 'streaming' } });
     const g = golden(name);
     const model = await loadModel(dev, dirOf(name), { quant: 'f32', maxPositions: 64 });
     try {

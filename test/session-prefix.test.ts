@@ -17,17 +17,15 @@ import { decodeTokens } from '../src/runtime/decode-loop.ts';
 import { resolveGenerationOptions } from '../src/runtime/options.ts';
 import type { DecodeSession } from '../src/runtime/session.ts';
 import { testDevice } from './helpers/device.ts';
+import { tunablesSwitch } from './helpers/tunables.ts';
 
 let dev: TesseraDevice;
-const saved = process.env.TESSERA_TUNABLES;
-const tunables = (attention: Record<string, string | number>) => (process.env.TESSERA_TUNABLES = JSON.stringify({ attention: { cpuMapping: 'off', ...attention } }));
+const tun = tunablesSwitch();
+const tunables = (attention: Record<string, string | number>) => tun.set({ attention: { cpuMapping: 'off', ...attention } });
 beforeAll(async () => {
   dev = await testDevice();
 });
-afterAll(() => {
-  if (saved === undefined) delete process.env.TESSERA_TUNABLES;
-  else process.env.TESSERA_TUNABLES = saved;
-});
+afterAll(tun.restore);
 
 const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 384, max_position_embeddings: 512, rms_norm_eps: 1e-5 };
 
