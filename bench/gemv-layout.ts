@@ -1,9 +1,10 @@
 /**
- * Benchmark: do Q8_0 and Q6_K weights repacked at load reach the GEMV target (>= 70% of the read bandwidth at
- * 4096x14336 and 14336x4096, M = 1) where the GGUF layouts do not? Issue 9's open question: the Q8_0 rows GEMV
- * (gemv-q8a.wgsl.jinja, weightFormat q8_0) reads 34-byte blocks as 9 u32 words and shifts the quants of the blocks
- * that start 2 bytes into a word; its loads alone read at 73-76% of the ceiling (bench/dispatch.ts, q80ShapedReads)
- * and the GEMV at 57-66%. The Q6_K rows GEMV reads 13 words of a 210-byte block a slot of 32 values (39-46%).
+ * Benchmark: do Q8_0, Q4_K and Q6_K weights repacked at load reach the GEMV target (>= 70% of the read bandwidth at
+ * 4096x14336 and 14336x4096, M = 1) where the GGUF layouts do not? Issue 9's open question: production's rows GEMVs
+ * (gemv-q8a.wgsl.jinja) read Q8_0 at 57-67% of the ceiling (34-byte blocks as 9 u32 words, the quants of the blocks
+ * that start 2 bytes into a word shifted; the loads alone 73-76%, bench/dispatch.ts q80ShapedReads), Q4_K at 46-52%
+ * (a slot's nibble vec4 and its block's header vec4; the loads alone 57% at 4096x14336, 67% without the headers) and
+ * Q6_K at 39-46% (13 words of a 210-byte block a slot of 32 values).
  * One kernel structure (the rows GEMV's: a workgroup of one lane a slot of 32 values (or `sl` slots) walks `rb` rows
  * 4 at a time, the next 4 rows' loads out before this 4's products, int8 activations, their scales and run sums in
  * registers, the 4 sums added over the subgroup into workgroup memory) over these layouts of the same bytes:
@@ -18,12 +19,12 @@
  *   q6_k split   a slot's 32 low nibbles as one vec4<u32> (word k: values 4k .. 4k + 3 in the low nibbles, 16 + 4k ..
  *                in the high), their high 2 bits as one vec2<u32> (word h, byte j: values 16 h + j, + 4, + 8, + 12 at
  *                bits 0, 2, 4, 6), the 16 int8 scales of a block as [N, K / 16] bytes, d as [N, K / 256] f16: 4 loads
- *                a slot against the GGUF layout's 13 (production's figure: bench/kernels.ts in the same call)
+ *                a slot against the GGUF layout's 13 (its GGUF twin: production's linear, bench/kernels.ts in the
+ *                same call)
  * Beside each layout's GEMV points, its loads alone (rb 16, sl 1, the words XORed, no products): the layout's own ceiling.
  * Each case: weights rotate over copies past the L2, n calls back to back in one compute pass (each writes y: every
  * call waits for the last, as in a decode step), each pass queued behind ~100 ms of untimed calls (the clocks up),
- * best of 5 passes; GB/s over the weight bytes (34 per 32 values,
- * 210 per 256, in every layout) as a fraction of the streaming read measured by bench/bandwidth.ts in the same run. y
+ * best of 5 passes; GB/s over the weight bytes (34 per 32 values, 144 or 210 per 256, in every layout) as a fraction of the streaming read measured by bench/bandwidth.ts in the same run. y
  * of the first copy is checked against a CPU reference (the GGUF blocks dequantized, times the activations).
  *
  *   node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k,q4_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]
