@@ -21,11 +21,12 @@
  *                bits 0, 2, 4, 6), the 16 int8 scales of a block as [N, K / 16] bytes, d as [N, K / 256] f16: 4 loads
  *                a slot against the GGUF layout's 13 (its GGUF twin: production's linear, bench/kernels.ts in the
  *                same call)
- * Beside each layout's GEMV points, its loads alone (rb 16, sl 1, the words XORed, no products): the layout's own ceiling.
- * Each case: weights rotate over copies past the L2, n calls back to back in one compute pass (each writes y: every
- * call waits for the last, as in a decode step), each pass queued behind ~100 ms of untimed calls (the clocks up),
- * best of 5 passes; GB/s over the weight bytes (34 per 32 values, 144 or 210 per 256, in every layout) as a fraction of the streaming read measured by bench/bandwidth.ts in the same run. y
- * of the first copy is checked against a CPU reference (the GGUF blocks dequantized, times the activations).
+ * Beside each layout's GEMV points, its loads alone (rb 16, sl 1, the words XORed, no products): the layout's own
+ * ceiling. Each case: weights rotate over copies past the L2, n calls back to back in one compute pass (each writes
+ * y: every call waits for the last, as in a decode step), each pass queued behind ~100 ms of untimed calls (the
+ * clocks up), best of 5 passes; GB/s over the weight bytes (34 per 32 values, 144 or 210 per 256, in every layout) as
+ * a fraction of the streaming read measured by bench/bandwidth.ts in the same run. Before it is timed, each GEMV
+ * point's y is checked against a CPU reference (the GGUF blocks dequantized by src/formats, times the activations).
  *
  *   node --import tsx bench/gemv-layout.ts [--formats q8_0,q6_k,q4_k] [--shapes 4096x14336,14336x4096] [--n 32] [--out receipt.json]
  */
