@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError } from '../src/contracts/index.ts';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -14,6 +14,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -52,7 +53,7 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     const r = new Rng(`gemv-q8a/${M}x${N}x${K}`);
     const x = r.floats(M * K);
     x.fill(0, 0, 32); // an all-zero block (scale 0)
-    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wBytes = quantizeMemo('q4_k', r.floats(N * K)); // the same seed and shape under other tunables: quantized once
     const w = dequantizeQ4_K(wBytes, N * K);
     let out;
     try {

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -14,6 +14,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 import { h200, swiftshader } from './contracts-helpers.ts';
 import { resolveContract } from '../src/contracts/index.ts';
 
@@ -87,13 +88,9 @@ async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: n
   const x = r.floats(M * rowLen);
   const gamma = r.floats(K).map((v) => 1 + v);
   const y0 = r.floats(M * N);
-  const codecs: Record<typeof fmt, readonly [(v: Float32Array) => Uint8Array, (b: Uint8Array, n: number) => Float32Array]> = {
-    q4_k: [quantizeQ4_K, dequantizeQ4_K],
-    q8_0: [quantizeQ8_0, dequantizeQ8_0],
-    q6_k: [quantizeQ6_K, dequantizeQ6_K],
-  };
-  const [quantize, dequantize] = codecs[fmt];
-  const wBytes = quantize(r.floats(N * K));
+  const dequantize = { q4_k: dequantizeQ4_K, q8_0: dequantizeQ8_0, q6_k: dequantizeQ6_K }[fmt];
+  // cases that differ only in tunables (or accumulate, or activation) draw the same weights: quantized once
+  const wBytes = quantizeMemo(fmt, r.floats(N * K));
   const inputs: Record<string, HostTensor> = {
     x: { dtype: 'float32', shape: [M, rowLen], data: x },
     w: { dtype: fmt, shape: [N, K], data: wBytes },
@@ -133,9 +130,9 @@ describe('linear_fused vs the CPU reference', () => {
     const gamma = r.floats(K).map((v) => 1 + v);
     const y0 = r.floats(M * N);
     const wf = r.floats(N * K);
-    const quant = { q4_k: [quantizeQ4_K, dequantizeQ4_K], q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K] } as const;
-    const wBytes = fmt === 'float16' ? f32ToF16Bytes(wf) : quant[fmt][0](wf);
-    const wRef = fmt === 'float16' ? f16BytesToF32(wBytes) : quant[fmt][1](wBytes, N * K);
+    const dequantize = { q4_k: dequantizeQ4_K, q8_0: dequantizeQ8_0, q6_k: dequantizeQ6_K } as const;
+    const wBytes = fmt === 'float16' ? f32ToF16Bytes(wf) : quantizeMemo(fmt, wf);
+    const wRef = fmt === 'float16' ? f16BytesToF32(wBytes) : dequantize[fmt](wBytes, N * K);
     const a = prologueRef(x, gamma, M, K, prologue, activation);
     const prod = matmulF32Reference(a, wRef, { M, N, K, alpha: 0.5 });
     const want = prod.map((v, i) => (accumulate ? v + y0[i]! : v));
