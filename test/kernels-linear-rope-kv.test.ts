@@ -9,13 +9,14 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { testDevice } from './helpers/device.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 import { runOpOrSkip } from './helpers/run-or-skip.ts';
 import { handoffActivations } from './helpers/q8.ts';
 
@@ -82,12 +83,12 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     // the weight's heads: q|k|v, q|k, or v (after the q and k heads)
     const N = (heads === 'qkv' ? QH + 2 * KVH : heads === 'qk' ? QH + KVH : KVH) * D;
     const first = heads === 'v' ? QH + KVH : 0;
-    const [quantize, dequantize] = fmt === 'q6_k' ? [quantizeQ6_K, dequantizeQ6_K] : [quantizeQ4_K, dequantizeQ4_K];
+    const dequantize = fmt === 'q6_k' ? dequantizeQ6_K : dequantizeQ4_K;
     const cap = 8;
     const positions = 10;
     const x = r.floats(M * K);
     const gamma = r.floats(K).map((v) => 1 + v);
-    const wBytes = quantize(r.floats(N * K));
+    const wBytes = quantizeMemo(fmt, r.floats(N * K)); // the same seed under other tunables: quantized once
     const cos = r.floats(positions * (D / 2));
     const sin = r.floats(positions * (D / 2));
     const init = r.floats(cap * KVH * D);

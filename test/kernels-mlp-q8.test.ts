@@ -9,7 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, quantizeQ4_K, quantizeQ6_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -18,6 +18,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { expectQ8Activations } from './helpers/q8.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 import { testDevice } from './helpers/device.ts';
 import { runOpOrSkip } from './helpers/run-or-skip.ts';
 
@@ -56,7 +57,7 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     const r = new Rng(`linear_glu_q8/${M}x${I}x${K}/${activation}`);
     const x = r.floats(M * K);
     const gamma = r.floats(K).map((v) => 1 + v);
-    const wBytes = quantizeQ4_K(r.floats(2 * I * K));
+    const wBytes = quantizeMemo('q4_k', r.floats(2 * I * K)); // the same seed under other tunables: quantized once
     const wRef = dequantizeQ4_K(wBytes, 2 * I * K);
     const stale = (n: number) => new Uint32Array(n).fill(0xdeadbeef);
     const out = await runOrSkip(
@@ -166,8 +167,8 @@ async function linearQ8Case(fmt: 'q4_k' | 'q6_k', M: number, N: number, K: numbe
   const d = new Float32Array((M * K) / 32).map(() => 0.001 + r.next() * 0.05);
   const rs = new Float32Array((M * K) / 16).map((_, j) => qv.subarray(j * 16, j * 16 + 16).reduce((s, v) => s + v, 0));
   const a = new Float32Array(M * K).map((_, i) => qv[i]! * d[i >> 5]!);
-  const [quantize, dequantize] = fmt === 'q4_k' ? [quantizeQ4_K, dequantizeQ4_K] : [quantizeQ6_K, dequantizeQ6_K];
-  const wBytes = quantize(r.floats(N * K));
+  const dequantize = fmt === 'q4_k' ? dequantizeQ4_K : dequantizeQ6_K;
+  const wBytes = quantizeMemo(fmt, r.floats(N * K)); // the same seed under other tunables: quantized once
   const wRef = dequantize(wBytes, N * K);
   const y0 = r.floats(M * N);
   const out = await runOrSkip(

@@ -22,6 +22,7 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 import { runOpOrSkip } from './helpers/run-or-skip.ts';
 import { expectHandoff, expectQ8Activations, handoffActivations } from './helpers/q8.ts';
 
@@ -68,7 +69,7 @@ describe('the norm handoff out of the GEMVs that write h', () => {
     ['linear_fused', 1, 48, 256, 0, { gemvRowBlock: 64, gemvTeams: 1 }], // one block, past N from 48
   ] as const)('%s M=%i N=%i K=%i accumulate %i %o', async ([op, M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`handoff-out/${op}/${M}x${N}x${K}`);
-    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wBytes = quantizeMemo('q4_k', r.floats(N * K)); // the same seed under other tunables: quantized once
     const wRef = dequantizeQ4_K(wBytes, N * K);
     const y0 = r.floats(M * N).map((v) => 4 * v);
     const ng = r.floats(N).map((v) => 1 + v);
@@ -231,7 +232,7 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
         xm[m * 3 * R + R + j] = rs;
         xm[m * 3 * R + 2 * R + j] = NaN; // the sums of squares: not read without a norm
       }
-    const wBytes = quantizeQ4_K(r.floats(N * K));
+    const wBytes = quantizeMemo('q4_k', r.floats(N * K));
     const y0 = r.floats(M * N);
     const out = await runOrSkip(
       'linear_q8',
@@ -264,7 +265,7 @@ async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun:
   const h = r.floats(M * K).map((v) => 3 * v);
   const gamma = r.floats(K).map((v) => 1 + v);
   const ho = handoffActivations(h, gamma, M, K, 1e-6);
-  const wBytes = quantizeQ4_K(r.floats(2 * I * K));
+  const wBytes = quantizeMemo('q4_k', r.floats(2 * I * K));
   const outs: Record<string, HostTensor> = runs
     ? { nq: { dtype: 'uint32', shape: [M, I / 4], data: stale((M * I) / 4).u32 }, nm: { dtype: 'float32', shape: [M, (3 * I) / 16], data: stale((M * 3 * I) / 16).f32 } }
     : {
