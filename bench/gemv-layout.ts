@@ -16,11 +16,13 @@
  *                one nibble vec4 (two runs of 16 values) and its block's header vec4, as the production rows GEMV reads
  *   q4_k split   the headers [N, K / 256] vec4 and the nibbles [N, K / 32] vec4 in planes of their own (a warp's
  *                nibble loads one contiguous 512 bytes, its header loads one 64)
+ *   q6_k gguf    [N, K / 256] blocks of 210 bytes, a slot (production's: a 16-byte ql run, whose low and high nibbles
+ *                are two groups of 16 values, and the 16-byte qh run they share) as 13 u32 words (5 + 5, two scale
+ *                words, d), the runs shifted in odd blocks (2 bytes into a word); rows of an even count of blocks
  *   q6_k split   a slot's 32 low nibbles as one vec4<u32> (word k: values 4k .. 4k + 3 in the low nibbles, 16 + 4k ..
  *                in the high), their high 2 bits as one vec2<u32> (word h, byte j: values 16 h + j, + 4, + 8, + 12 at
  *                bits 0, 2, 4, 6), the 16 int8 scales of a block as [N, K / 16] bytes, d as [N, K / 256] f16: 4 loads
- *                a slot against the GGUF layout's 13 (its GGUF twin: production's linear, bench/kernels.ts in the
- *                same call)
+ *                a slot against the GGUF layout's 13
  * Beside each layout's GEMV points, its loads alone (rb 16, sl 1, the words XORed, no products): the layout's own
  * ceiling. Each case: weights rotate over copies past the L2, n calls back to back in one compute pass (each writes
  * y: every call waits for the last, as in a decode step), each pass queued behind ~100 ms of untimed calls (the
@@ -71,6 +73,7 @@ const lines = (k: number, f: (i: number) => string) => Array.from({ length: k },
 function weightBindings(p: Point): [number, string][] {
   if (p.format === 'q8_0') return p.layout === 'gguf' ? [[0, 'array<u32>']] : [[0, 'array<vec4<u32>>'], [4, 'array<u32>']];
   if (p.format === 'q4_k') return p.layout === 'gguf' ? [[0, 'array<vec4<u32>>']] : [[0, 'array<vec4<u32>>'], [4, 'array<vec4<u32>>']];
+  if (p.layout === 'gguf') return [[0, 'array<u32>']];
   return [
     [0, 'array<vec4<u32>>'],
     [4, 'array<vec2<u32>>'],
@@ -95,6 +98,12 @@ export function gemvShader(N: number, K: number, p: Point): string {
         if (p.format === 'q8_0') return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let q${v}_0 = W[2u * g${v}];\n  let q${v}_1 = W[2u * g${v} + 1u];\n  let s${v} = S[g${v} / 2u];`;
         if (p.format === 'q4_k' && p.layout === 'gguf') return `  let g${v} = (${row(t, c)} * ${nsl}u + b${j}) / 8u * 9u;\n  let h${v} = W[g${v}];\n  let q${v} = W[g${v} + 1u + t${j}];`;
         if (p.format === 'q4_k') return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let h${v} = S[g${v} / 8u];\n  let q${v} = W[g${v}];`;
+        if (p.layout === 'gguf')
+          return (
+            `  let a${v} = ${row(t, c)} * ${(K / 256) * 210 / 4}u;\n` +
+            lines(5, (k) => `  let l${v}_${k} = W[a${v} + ol${j} + ${k}u];\n  let h${v}_${k} = W[a${v} + oh${j} + ${k}u];`) +
+            `\n  let c${v}_0 = W[a${v} + os${j}];\n  let c${v}_1 = W[a${v} + os${j} + 1u];\n  let d${v} = W[a${v} + od${j}];`
+          );
         return `  let g${v} = ${row(t, c)} * ${nsl}u + b${j};\n  let l${v} = W[g${v}];\n  let h${v} = S[g${v}];\n  let c${v} = SC[g${v} / 2u];\n  let d${v} = D[g${v} / 16u];`;
       }),
     );
@@ -103,13 +112,16 @@ export function gemvShader(N: number, K: number, p: Point): string {
     if (p.format === 'q8_0' && p.layout === 'gguf') return `slotGguf(${Array.from({ length: 9 }, (_, k) => `w${v}_${k}`).join(', ')}, odd${j}, xa${j}, xb${j}, dx${j})`;
     if (p.format === 'q8_0') return `slotSplit(q${v}_0, q${v}_1, s${v}, odd${j}, xa${j}, xb${j}, dx${j})`;
     if (p.format === 'q4_k') return `slot4(q${v}, h${v}, t${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
-    return `slot6(l${v}, h${v}, c${v}, d${v}, b${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
+    if (p.layout === 'gguf')
+      return `slot6g(${Array.from({ length: 5 }, (_, k) => `l${v}_${k}`).join(', ')}, ${Array.from({ length: 5 }, (_, k) => `h${v}_${k}`).join(', ')}, c${v}_0, c${v}_1, d${v}, odd${j}, so${j}, pp${j}, xa${j}, xb${j}, dx${j}, rs${j})`;
+    return `slot6(l${v}, h${v}, c${v}, d${v}, g${v}, xa${j}, xb${j}, dx${j}, rs${j})`;
   };
   const words = (t: number, c: number, j: number) => {
     const v = `${t}_${c}_${j}`;
     if (p.format === 'q8_0' && p.layout === 'gguf') return Array.from({ length: 9 }, (_, k) => `w${v}_${k}`).join(' ^ ');
     if (p.format === 'q8_0') return `x4(q${v}_0) ^ x4(q${v}_1) ^ s${v}`;
     if (p.format === 'q4_k') return `x4(h${v}) ^ x4(q${v})`;
+    if (p.layout === 'gguf') return Array.from({ length: 5 }, (_, k) => `l${v}_${k} ^ h${v}_${k}`).join(' ^ ') + ` ^ c${v}_0 ^ c${v}_1 ^ d${v}`;
     return `x4(l${v}) ^ h${v}.x ^ h${v}.y ^ c${v} ^ d${v}`;
   };
   const products = (t: number) =>
@@ -125,7 +137,9 @@ ${lines(4, (c) => lines(p.sl, (j) => `    acc[${c}] += ${product(t, c, j)};`))}
   // nibbles' low and high halves meet (values 64 c + 16 hh .. and 32 on, c = t / 2, hh = t % 2 of slot t of a block)
   // and their two blocks' scales
   const actLoads = lines(p.sl, (j) =>
-    p.format === 'q4_k'
+    p.format === 'q6_k' && p.layout === 'gguf'
+      ? `  let ra${j} = 16u * bq${j} + 8u * hh${j} + 2u * pp${j} + jj${j};\n  let xa${j} = xq[ra${j}];\n  let xb${j} = xq[ra${j} + 4u];\n  let dx${j} = vec2<f32>(acts[8u * bq${j} + 4u * hh${j} + pp${j}], acts[8u * bq${j} + 4u * hh${j} + pp${j} + 2u]);`
+      : p.format === 'q4_k'
       ? `  let ra${j} = (b${j} / 8u) * 16u + 4u * (t${j} / 2u) + t${j} % 2u;\n  let xa${j} = xq[ra${j}];\n  let xb${j} = xq[ra${j} + 2u];\n  let dx${j} = vec2<f32>(acts[(b${j} / 8u) * 8u + 2u * (t${j} / 2u)], acts[(b${j} / 8u) * 8u + 2u * (t${j} / 2u) + 1u]);`
       : `  let xa${j} = xq[2u * b${j}];\n  let xb${j} = xq[2u * b${j} + 1u];\n  let dx${j} = acts[b${j}];`,
   );
@@ -145,11 +159,11 @@ var<workgroup> part: array<vec4<f32>, ${(lanes / 4) * batches}>; // subgroups of
 @compute @workgroup_size(${lanes})
 fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsg: u32) {
   let r0 = g.x * ${p.rb}u;
-${lines(p.sl, (j) => `  let b${j} = li + ${j * lanes}u;${p.format === 'q8_0' ? `\n  let odd${j} = (b${j} & 1u) == 1u;${p.layout === 'gguf' ? `\n  let bw${j} = (17u * b${j}) >> 1u;` : ''}` : ''}${p.format === 'q4_k' ? `\n  let t${j} = b${j} % 8u;` : ''}`)}
+${lines(p.sl, (j) => `  let b${j} = li + ${j * lanes}u;${p.format === 'q8_0' ? `\n  let odd${j} = (b${j} & 1u) == 1u;${p.layout === 'gguf' ? `\n  let bw${j} = (17u * b${j}) >> 1u;` : ''}` : ''}${p.format === 'q4_k' ? `\n  let t${j} = b${j} % 8u;` : ''}${p.format === 'q6_k' && p.layout === 'gguf' ? Q6G_SLOT(j) : ''}`)}
 ${loads(0)}
 ${actLoads}
 ${p.format !== 'q8_0' ? lines(p.sl, (j) => `  let rs${j} = vec2<i32>(sum16(xa${j}), sum16(xb${j})); // the two runs' activation sums`) : ''}
-${p.loadsOnly ? `  var keep = ${lines(p.sl, (j) => `x4(xa${j}) ^ x4(xb${j}) ^ bitcast<u32>(dx${j}${p.format === 'q4_k' ? '.x' : ''})`).split('\n').join(' ^ ')};` : ''}
+${p.loadsOnly ? `  var keep = ${lines(p.sl, (j) => `x4(xa${j}) ^ x4(xb${j}) ^ bitcast<u32>(dx${j}${p.format === 'q4_k' || (p.format === 'q6_k' && p.layout === 'gguf') ? '.x' : ''})`).split('\n').join(' ^ ')};` : ''}
 ${lines(batches, (t) => (t + 1 < batches ? loads(t + 1) + '\n' : '') + products(t))}
 ${
   p.loadsOnly
@@ -221,21 +235,63 @@ fn slot4(q: vec4<u32>, h: vec4<u32>, t: u32, xa: vec4<u32>, xb: vec4<u32>, dx: v
 }
 `;
 
+// the GGUF Q6_K slot s of a row as production's rows GEMV takes it: block bq, half hh, ql run pp (groups pp and pp + 2),
+// run half jj; word offsets in the row of its ql and qh runs (16 bytes each, 2 bytes into a word in odd blocks), of the
+// words holding its two scales (bytes scb and scb + 4) and d
+const Q6G_SLOT = (j: number) => `
+  let bq${j} = b${j} / 8u;
+  let hh${j} = (b${j} / 4u) % 2u;
+  let pp${j} = (b${j} / 2u) % 2u;
+  let jj${j} = b${j} % 2u;
+  let bb${j} = 210u * bq${j};
+  let odd${j} = (bq${j} & 1u) == 1u;
+  let ol${j} = (bb${j} + 64u * hh${j} + 32u * pp${j} + 16u * jj${j}) >> 2u;
+  let oh${j} = (bb${j} + 128u + 32u * hh${j} + 16u * jj${j}) >> 2u;
+  let scb${j} = bb${j} + 192u + 8u * hh${j} + 2u * pp${j} + jj${j};
+  let os${j} = scb${j} >> 2u;
+  let so${j} = scb${j} & 3u;
+  let od${j} = (bb${j} + 208u) >> 2u;`;
+
 const Q6_FNS = /* wgsl */ `${SUM16}
-// slot b's 32 values (6-bit, 0 .. 63, minus 32) against its two runs of 16 activations: lows l, highs h, the block's
-// scales word c (the slot's two int8 scales at byte 2 (b % 2)), d word (half (b / 8) % 2), activation scale dx, run sums rs
-fn slot6(l: vec4<u32>, h: vec2<u32>, c: u32, dw: u32, b: u32, xa: vec4<u32>, xb: vec4<u32>, dx: f32, rs: vec2<i32>) -> f32 {
+// word k of a 16-byte run that starts 2 bytes into word w0 when odd
+fn runWord(w0: u32, w1: u32, odd: bool) -> u32 {
+  return select(w0, (w0 >> 16u) | (w1 << 16u), odd);
+}
+
+// a GGUF slot: ql run l (the low nibbles group pp, the high ones group pp + 2), qh run h (bits 2 pp and 2 pp + 4), its
+// scales at byte so of words c0 and c1, d in word dw, against its two runs of activations (scales dx, sums rs)
+fn slot6g(l0: u32, l1: u32, l2: u32, l3: u32, l4: u32, h0: u32, h1: u32, h2: u32, h3: u32, h4: u32, c0: u32, c1: u32, dw: u32, odd: bool, so: u32, pp: u32, xa: vec4<u32>, xb: vec4<u32>, dx: vec2<f32>, rs: vec2<i32>) -> f32 {
+  let l = vec4<u32>(runWord(l0, l1, odd), runWord(l1, l2, odd), runWord(l2, l3, odd), runWord(l3, l4, odd));
+  let h = vec4<u32>(runWord(h0, h1, odd), runWord(h1, h2, odd), runWord(h2, h3, odd), runWord(h3, h4, odd));
+  let m = 0x0F0F0F0Fu;
+  let k = 0x03030303u;
+  let sa = 2u * pp;
+  let sb = 2u * pp + 4u;
+  let ia = dot4I8Packed((l.x & m) | (((h.x >> sa) & k) << 4u), xa.x) + dot4I8Packed((l.y & m) | (((h.y >> sa) & k) << 4u), xa.y) +
+    dot4I8Packed((l.z & m) | (((h.z >> sa) & k) << 4u), xa.z) + dot4I8Packed((l.w & m) | (((h.w >> sa) & k) << 4u), xa.w);
+  let ib = dot4I8Packed(((l.x >> 4u) & m) | (((h.x >> sb) & k) << 4u), xb.x) + dot4I8Packed(((l.y >> 4u) & m) | (((h.y >> sb) & k) << 4u), xb.y) +
+    dot4I8Packed(((l.z >> 4u) & m) | (((h.z >> sb) & k) << 4u), xb.z) + dot4I8Packed(((l.w >> 4u) & m) | (((h.w >> sb) & k) << 4u), xb.w);
+  let scA = i32(c0 << (24u - 8u * so)) >> 24u;
+  let scB = i32(c1 << (24u - 8u * so)) >> 24u;
+  let dd = unpack2x16float(dw);
+  let d = select(dd.x, dd.y, odd);
+  return d * (dx.x * f32(scA * (ia - 32 * rs.x)) + dx.y * f32(scB * (ib - 32 * rs.y)));
+}
+// split slot g's 32 values (6-bit, 0 .. 63, minus 32) against its two runs of 16 activations: lows l, highs h, the
+// block's scales word c (the slot's two int8 scales at byte 2 (g % 2)), d word (half (g / 8) % 2), activation scale
+// dx, run sums rs (g: the slot's index in the whole weight)
+fn slot6(l: vec4<u32>, h: vec2<u32>, c: u32, dw: u32, g: u32, xa: vec4<u32>, xb: vec4<u32>, dx: f32, rs: vec2<i32>) -> f32 {
   let m = 0x0F0F0F0Fu;
   let k = 0x03030303u;
   let ia = dot4I8Packed((l.x & m) | ((h.x & k) << 4u), xa.x) + dot4I8Packed((l.y & m) | (((h.x >> 2u) & k) << 4u), xa.y) +
     dot4I8Packed((l.z & m) | (((h.x >> 4u) & k) << 4u), xa.z) + dot4I8Packed((l.w & m) | (((h.x >> 6u) & k) << 4u), xa.w);
   let ib = dot4I8Packed(((l.x >> 4u) & m) | ((h.y & k) << 4u), xb.x) + dot4I8Packed(((l.y >> 4u) & m) | (((h.y >> 2u) & k) << 4u), xb.y) +
     dot4I8Packed(((l.z >> 4u) & m) | (((h.y >> 4u) & k) << 4u), xb.z) + dot4I8Packed(((l.w >> 4u) & m) | (((h.y >> 6u) & k) << 4u), xb.w);
-  let sc = c >> (16u * (b & 1u));
+  let sc = c >> (16u * (g & 1u));
   let sa = (i32(sc << 24u) >> 24u);
   let sb = (i32(sc << 16u) >> 24u);
   let dd = unpack2x16float(dw);
-  let d = select(dd.x, dd.y, ((b / 8u) & 1u) == 1u);
+  let d = select(dd.x, dd.y, ((g / 8u) & 1u) == 1u);
   return d * dx * f32(sa * (ia - 32 * rs.x) + sb * (ib - 32 * rs.y));
 }
 `;
@@ -354,6 +410,7 @@ for (const format of formats)
         gguf[bi * 210 + 209] = h >> 8;
       }
       const sp = splitQ6K(gguf, N, K);
+      planes.gguf = { 0: gguf };
       planes.split = { 0: sp.lows, 4: sp.highs, 5: sp.scales, 6: new Uint8Array(sp.d.buffer) };
       wRow = (row) => dequantizeQ6_K(gguf.subarray((row * K * 210) / 256, ((row + 1) * K * 210) / 256), K);
     }
@@ -364,7 +421,8 @@ for (const format of formats)
       for (let i = 0; i < K; i++) acc += w[i]! * xq[i]! * dx[i >> 5]!;
       ref[row] = acc;
     }
-    const layouts: Layout[] = format === 'q6_k' ? ['split'] : ['gguf', 'split'];
+    // the GGUF Q6_K kernel takes rows of whole words (an even count of 210-byte blocks)
+    const layouts: Layout[] = format === 'q6_k' && K % 512 !== 0 ? ['split'] : ['gguf', 'split'];
     // copies of every plane (the weights come from memory: together past the L2)
     const bufs: Record<Layout, Record<number, GPUBuffer[]>> = { gguf: {}, split: {} };
     for (const l of layouts)

@@ -51,7 +51,7 @@ for s in "${steps[@]}"; do
     # Q8_0, Q6_K and Q4_K weights repacked at load (quants apart from scales) against the GGUF layouts, one GEMV structure
     # (bench/gemv-layout.ts), then the production `linear` in the three formats at the same shapes in the same call
     gemv-layout)
-      run gemv-layout 300 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
+      run gemv-layout 400 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
       run gemv-layout-linear 150 node --import tsx bench/kernels.ts --formats q8_0,q6_k,q4_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
