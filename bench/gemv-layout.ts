@@ -54,6 +54,7 @@ for (const f of formats) if (f !== 'q8_0' && f !== 'q6_k' && f !== 'q4_k') throw
 const shapes = arg('shapes', '4096x14336,14336x4096').split(',').map((s) => s.split('x').map(Number) as [number, number]);
 for (const [N, K] of shapes) if (!(N > 0 && K % 256 === 0)) throw new Error(`--shapes: NxK with K a multiple of 256, not ${N}x${K}`);
 const n = Number(arg('n', '32'));
+if (!(Number.isInteger(n) && n > 0)) throw new Error(`--n: a positive integer (calls a timed pass), not ${arg('n', '')}`);
 const out = arg('out', '');
 
 type Format = 'q8_0' | 'q6_k' | 'q4_k';
