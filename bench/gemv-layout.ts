@@ -42,6 +42,7 @@ import { dequantizeQ6_K } from '../src/formats/quant/q6_k.ts';
 import { readFloat32, STORAGE_USAGE, writeBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
+import { Rng } from '../src/selftest/rng.ts';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string) => (args.indexOf(`--${name}`) >= 0 ? args[args.indexOf(`--${name}`) + 1]! : dflt);
@@ -297,18 +298,6 @@ fn slot6(l: vec4<u32>, h: vec2<u32>, c: u32, dw: u32, g: u32, xa: vec4<u32>, xb:
 }
 `;
 
-/** xorshift32 stream */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>>= 0);
-  };
-}
-
 /** Q6_K GGUF blocks (rows of K / 256) repacked into the split planes the q6_k split kernel reads. */
 function splitQ6K(gguf: Uint8Array, N: number, K: number) {
   const nblk = (N * K) / 256;
@@ -362,18 +351,18 @@ for (const format of formats)
     const nsl = K / 32;
     const size = format === 'q8_0' ? N * nsl * 34 : ((N * K) / 256) * (format === 'q6_k' ? 210 : 144);
     const copies = Math.max(2, Math.ceil(2 ** 28 / size));
-    const r = rng(N * 7919 + K + formats.indexOf(format));
+    const r = new Rng(`gemv-layout/${format}/${N}x${K}`);
     const xq = new Int8Array(K);
-    for (let i = 0; i < K; i++) xq[i] = (r() % 255) - 127;
-    const dx = Float32Array.from({ length: nsl }, () => 0.01 + (r() % 1000) * 1e-5);
+    for (let i = 0; i < K; i++) xq[i] = r.int(255) - 127;
+    const dx = Float32Array.from({ length: nsl }, () => 0.01 + r.int(1000) * 1e-5);
     // the weights' planes a layout binds, and the dequantized weights for the reference
     const planes: Record<Layout, Record<number, Uint8Array>> = { gguf: {}, split: {} };
     let wRow: (row: number) => Float32Array;
     if (format === 'q8_0') {
       const quants = new Int8Array(N * K);
-      for (let i = 0; i < quants.length; i++) quants[i] = (r() % 255) - 127;
+      for (let i = 0; i < quants.length; i++) quants[i] = r.int(255) - 127;
       const scales = new Uint16Array(N * nsl);
-      for (let i = 0; i < scales.length; i++) scales[i] = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+      for (let i = 0; i < scales.length; i++) scales[i] = f32ToF16(0.001 + r.int(1000) * 1e-6);
       const gguf = new Uint8Array(size);
       for (let b = 0; b < N * nsl; b++) {
         gguf[34 * b] = scales[b]! & 255;
@@ -385,14 +374,14 @@ for (const format of formats)
       wRow = (row) => Float32Array.from({ length: K }, (_, i) => f16ToF32(scales[row * nsl + (i >> 5)]!) * quants[row * K + i]!);
     } else if (format === 'q4_k') {
       const gguf = new Uint8Array(size);
-      for (let i = 0; i < size; i++) gguf[i] = r() & 255;
+      for (let i = 0; i < size; i++) gguf[i] = r.int(256);
       const nblk = size / 144;
       const hdr = new Uint8Array(nblk * 16);
       const nib = new Uint8Array(nblk * 128);
       for (let bi = 0; bi < nblk; bi++) {
         const o = bi * 144;
         for (const at of [0, 2]) {
-          const h = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+          const h = f32ToF16(0.001 + r.int(1000) * 1e-6);
           gguf[o + at] = h & 255;
           gguf[o + at + 1] = h >> 8;
         }
@@ -404,9 +393,9 @@ for (const format of formats)
       wRow = (row) => dequantizeQ4_K(gguf.subarray((row * K * 144) / 256, ((row + 1) * K * 144) / 256), K);
     } else {
       const gguf = new Uint8Array(size);
-      for (let i = 0; i < size; i++) gguf[i] = r() & 255;
+      for (let i = 0; i < size; i++) gguf[i] = r.int(256);
       for (let bi = 0; bi < size / 210; bi++) {
-        const h = f32ToF16(0.001 + (r() % 1000) * 1e-6);
+        const h = f32ToF16(0.001 + r.int(1000) * 1e-6);
         gguf[bi * 210 + 208] = h & 255;
         gguf[bi * 210 + 209] = h >> 8;
       }
