@@ -3,7 +3,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 
 /** Bytes per block of each format: fill chunks are whole blocks, so every block gets the header written below. */
-const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 210 };
+const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q8_0_planes: 34, q6_k: 210 };
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
@@ -35,6 +35,13 @@ export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): vo
     }
   }
   for (let o = 0; o < buf.size; o += chunk.length) dev.device.queue.writeBuffer(buf, o, chunk, 0, Math.min(chunk.length, buf.size - o));
+  if (fmt === 'q8_0_planes') {
+    // random quants; the scale plane after them (2 of every 34 bytes, at the end) all d = 2^-10
+    const nb = Math.floor(buf.size / 34);
+    const scales = new Uint8Array(Math.min(2 * nb, 1 << 20));
+    for (let i = 1; i < scales.length; i += 2) scales[i] = 0x14;
+    for (let o = 32 * nb; o < 34 * nb; o += scales.length) dev.device.queue.writeBuffer(buf, o, scales, 0, Math.min(scales.length, 34 * nb - o));
+  }
 }
 
 /** Records `calls` calls into `rec` (the calls back to back, as a step runs them). */

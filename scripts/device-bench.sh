@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -49,10 +49,13 @@ decode_points() { # step point...
 for s in "${steps[@]}"; do
   case $s in
     # Q8_0, Q6_K and Q4_K weights repacked at load (quants apart from scales) against the GGUF layouts, one GEMV structure
-    # (bench/gemv-layout.ts), then the production `linear` in the three formats at the same shapes in the same call
+    # (bench/gemv-layout.ts), then the production `linear` in the three formats at the same shapes in the same call,
+    # Q8_0 in its GGUF blocks and repacked in planes (q8_0_planes: linear's q80_rows on the planes) side by side
     gemv-layout)
       run gemv-layout 400 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
-      run gemv-layout-linear 150 node --import tsx bench/kernels.ts --formats q8_0,q6_k,q4_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
+      run gemv-layout-linear 180 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q6_k,q4_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
+    # production's Q8_0 rows GEMV on the GGUF blocks and on the planes, alone (the two formats alternated twice)
+    q80-planes) run q80-planes 200 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q8_0,q8_0_planes --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80-planes.json" ;;
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep

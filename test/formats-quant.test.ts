@@ -12,6 +12,7 @@ import {
   quantizeQ4_K,
   quantizeQ6_K,
   quantizeQ8_0,
+  q8_0ToPlanes,
   scaleMinK4,
 } from '../src/formats/quant/index.ts';
 
@@ -95,6 +96,22 @@ describe('Q8_0', () => {
   it('re-quantizes its own output to the same bytes', () => {
     const bytes = quantizeQ8_0(gaussian(256, 3));
     expect(quantizeQ8_0(dequantizeQ8_0(bytes, 256))).toEqual(bytes);
+  });
+
+  it('repacks blocks in planes (every block\'s quants, then every scale) that decode to the same values', () => {
+    const n = 32 * 24;
+    const bytes = quantizeQ8_0(gaussian(n, 5));
+    const planes = q8_0ToPlanes(bytes, n);
+    expect(planes.byteLength).toBe(bytes.byteLength);
+    // element i from the planes: quant byte i, the scale of block i / 32 at 32 nb + 2 (i / 32)
+    const nb = n / 32;
+    const want = dequantizeQ8_0(bytes, n);
+    for (let i = 0; i < n; i++) {
+      const b = Math.floor(i / 32);
+      const d = f16ToF32(planes[32 * nb + 2 * b]! | (planes[32 * nb + 2 * b + 1]! << 8));
+      expect(d * ((planes[i]! << 24) >> 24)).toBe(want[i]);
+    }
+    expect(() => q8_0ToPlanes(bytes.subarray(0, 34 * 20), 32 * 20)).toThrow(/20 blocks .* multiple of 8/);
   });
 });
 

@@ -6,11 +6,12 @@
  *    items of 4 columns in workgroups of 64, 32 on SwiftShader), N not a multiple of a workgroup's columns, M = 2..3,
  *    and M = 1 with the int8 rows variants turned off;
  *  - q80_rows, q6k_rows (M = 1: the activations rounded to int8 per block of 32, rows mode), the default at M = 1,
- *    against the product of the rounded activations.
+ *    against the product of the rounded activations; q80_rows on Q8_0 repacked in planes (dtype q8_0_planes) against
+ *    the same reference as the GGUF blocks it came from.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, q8_0ToPlanes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -88,6 +89,40 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     expect(plan.derived.rowsBlock).toBe((tunables as { gemvRowBlock?: number }).gemvRowBlock ?? (fmt === 'q6_k' && K > 8192 ? 32 : 16));
     // f32 sums in another order than the reference's
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
+  });
+
+  it.each([
+    // N, K, tunables: the Q8_0 rows cases above, with the same weights and activations, repacked in planes
+    [70, 512, {}],
+    [37, 768, {}], // odd and even blocks; 888 blocks in all (the scale plane's vec4 words straddle rows)
+    [40, 4096, { gemvRowBlock: 32, gemvTeams: 2 }],
+    [33, 14336, { gemvRowBlock: 8 }],
+    [40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }],
+  ] as const)('q8_0_planes M=1 N=%i K=%i on int8 activations (rows mode) %o', async (N, K, tunables) => {
+    const r = new Rng(`linear-gemv-quant/rows/q8_0/${N}x${K}`);
+    const x = r.floats(K);
+    const wBytes = quantizeQ8_0(r.floats(N * K));
+    const want = matmulF32Reference(roundActivationsQ8(x), dequantizeQ8_0(wBytes, N * K), { M: 1, N, K, alpha: 0.5 });
+    const { outputs, plan } = await runContract(dev, opContract('linear'), {
+      inputs: { x: { dtype: 'float32', shape: [1, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N * K) } },
+      attributes: { alpha: 0.5 },
+      // gemvQ80Int8 off: the planes have no other reader, so the rows variant takes them whatever it says
+      tunables: { cpuMapping: 'off', gemvQ80Int8: 'off', ...tunables },
+    });
+    expect(plan.variant).toBe('q80_rows');
+    expect(plan.passes[0]!.derived.weightLayout).toBe('planes');
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
+  });
+
+  it('refuses Q8_0 planes where no kernel reads them', async () => {
+    const run = (M: number, N: number, K: number, cpuMapping = 'off') =>
+      runContract(dev, opContract('linear'), {
+        inputs: { x: { dtype: 'float32', shape: [M, K], data: new Float32Array(M * K) }, w: { dtype: 'q8_0_planes', shape: [N, K], data: new Uint8Array((N * K * 34) / 32) } },
+        tunables: { cpuMapping },
+      });
+    await expect(run(2, 8, 512)).rejects.toThrow(/linear: no variant/); // M >= 2: the planes have no GEMM
+    await expect(run(1, 3, 64)).rejects.toThrow(/no variant/); // 6 blocks: the scale plane would end inside a vec4
+    await expect(run(1, 8, 512, 'on')).rejects.toThrow(/no variant/); // a CPU adapter's mapping
   });
 
   it('keeps M >= 2 and CPU adapters (cpuMapping) off the int8 rows variants', async () => {

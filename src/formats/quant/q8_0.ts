@@ -44,3 +44,22 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   }
   return out;
 }
+
+/**
+ * Q8_0 blocks repacked in planes for the int8 rows GEMV (gemv-q8a.wgsl.jinja, weightLayout "planes"; the dtype
+ * q8_0_planes): every block's 32 int8 quants in block order (32 bytes a block), then every block's f16 scale (2 bytes a
+ * block). The same bytes as the GGUF layout, none added; a kernel reads a block as 2 vec4<u32> of quants and its scale
+ * from the vec4 of the scale plane that holds it, so the block count must be a multiple of 8 (the plane ends on 16 bytes).
+ */
+export function q8_0ToPlanes(bytes: Uint8Array, nElements: number): Uint8Array {
+  const nb = blockCount('Q8_0', Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE, bytes.byteLength, nElements);
+  if (nb % 8 !== 0) throw new RangeError(`Q8_0 planes: ${nb} blocks (${nElements} elements); the scale plane is read as vec4, so the block count must be a multiple of 8`);
+  const out = new Uint8Array(nb * Q8_0_TYPE_SIZE);
+  for (let i = 0; i < nb; i++) {
+    const o = i * Q8_0_TYPE_SIZE;
+    out.set(bytes.subarray(o + 2, o + 34), 32 * i);
+    out[32 * nb + 2 * i] = bytes[o]!;
+    out[32 * nb + 2 * i + 1] = bytes[o + 1]!;
+  }
+  return out;
+}
