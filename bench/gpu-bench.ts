@@ -11,8 +11,9 @@ export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): vo
   let seed = 0x9e3779b9;
   const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
-  if (fmt === 'float16') {
-    // halves with exponents in [-11, -4]: small finite values
+  if (fmt === 'float16' || fmt === 'q8_0_planes') {
+    // halves with exponents in [-11, -4]: small finite values (Q8_0 in planes: its scales, at even offsets of a row
+    // of even length, are such halves; its quants stay int8 values)
     for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
   } else if (fmt === 'q8_0') {
     // every 34-byte block gets d = 2^-10
@@ -35,13 +36,6 @@ export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): vo
     }
   }
   for (let o = 0; o < buf.size; o += chunk.length) dev.device.queue.writeBuffer(buf, o, chunk, 0, Math.min(chunk.length, buf.size - o));
-  if (fmt === 'q8_0_planes') {
-    // random quants; the scale plane after them (2 of every 34 bytes, at the end) all d = 2^-10
-    const nb = Math.floor(buf.size / 34);
-    const scales = new Uint8Array(Math.min(2 * nb, 1 << 20));
-    for (let i = 1; i < scales.length; i += 2) scales[i] = 0x14;
-    for (let o = 32 * nb; o < 34 * nb; o += scales.length) dev.device.queue.writeBuffer(buf, o, scales, 0, Math.min(scales.length, 34 * nb - o));
-  }
 }
 
 /** Records `calls` calls into `rec` (the calls back to back, as a step runs them). */

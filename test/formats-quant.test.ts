@@ -98,20 +98,21 @@ describe('Q8_0', () => {
     expect(quantizeQ8_0(dequantizeQ8_0(bytes, 256))).toEqual(bytes);
   });
 
-  it('repacks blocks in planes (every block\'s quants, then every scale) that decode to the same values', () => {
-    const n = 32 * 24;
-    const bytes = quantizeQ8_0(gaussian(n, 5));
-    const planes = q8_0ToPlanes(bytes, n);
+  it('repacks rows in planes (a row\'s quants, then its scales) that decode to the same values', () => {
+    const [rows, K] = [3, 32 * 8];
+    const bytes = quantizeQ8_0(gaussian(rows * K, 5));
+    const planes = q8_0ToPlanes(bytes, rows, K);
     expect(planes.byteLength).toBe(bytes.byteLength);
-    // element i from the planes: quant byte i, the scale of block i / 32 at 32 nb + 2 (i / 32)
-    const nb = n / 32;
-    const want = dequantizeQ8_0(bytes, n);
-    for (let i = 0; i < n; i++) {
-      const b = Math.floor(i / 32);
-      const d = f16ToF32(planes[32 * nb + 2 * b]! | (planes[32 * nb + 2 * b + 1]! << 8));
-      expect(d * ((planes[i]! << 24) >> 24)).toBe(want[i]);
-    }
-    expect(() => q8_0ToPlanes(bytes.subarray(0, 34 * 20), 32 * 20)).toThrow(/20 blocks .* multiple of 8/);
+    // value k of row r from the planes: quant byte k of the row (34 K / 32 bytes), the scale of its block after the K quants
+    const want = dequantizeQ8_0(bytes, rows * K);
+    for (let r = 0; r < rows; r++)
+      for (let k = 0; k < K; k++) {
+        const row = (r * K * 34) / 32;
+        const b = row + K + 2 * Math.floor(k / 32);
+        const d = f16ToF32(planes[b]! | (planes[b + 1]! << 8));
+        expect(d * ((planes[row + k]! << 24) >> 24)).toBe(want[r * K + k]);
+      }
+    expect(() => q8_0ToPlanes(bytes, rows, K + 1)).toThrow(/not a multiple of the block size/);
   });
 });
 

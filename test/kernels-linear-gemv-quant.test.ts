@@ -94,7 +94,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
   it.each([
     // N, K, tunables: the Q8_0 rows cases above, with the same weights and activations, repacked in planes
     [70, 512, {}],
-    [37, 768, {}], // odd and even blocks; 888 blocks in all (the scale plane's vec4 words straddle rows)
+    [37, 768, {}], // odd and even blocks (24 a row: the scales of a row 3 vec4)
     [40, 4096, { gemvRowBlock: 32, gemvTeams: 2 }],
     [33, 14336, { gemvRowBlock: 8 }],
     [40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }],
@@ -104,7 +104,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     const wBytes = quantizeQ8_0(r.floats(N * K));
     const want = matmulF32Reference(roundActivationsQ8(x), dequantizeQ8_0(wBytes, N * K), { M: 1, N, K, alpha: 0.5 });
     const { outputs, plan } = await runContract(dev, opContract('linear'), {
-      inputs: { x: { dtype: 'float32', shape: [1, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N * K) } },
+      inputs: { x: { dtype: 'float32', shape: [1, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N, K) } },
       attributes: { alpha: 0.5 },
       // gemvQ80Int8 off: the planes have no other reader, so the rows variant takes them whatever it says
       tunables: { cpuMapping: 'off', gemvQ80Int8: 'off', ...tunables },
@@ -121,7 +121,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
         tunables: { cpuMapping },
       });
     await expect(run(2, 8, 512)).rejects.toThrow(/linear: no variant/); // M >= 2: the planes have no GEMM
-    await expect(run(1, 3, 64)).rejects.toThrow(/no variant/); // 6 blocks: the scale plane would end inside a vec4
+    await expect(run(1, 4, 320)).rejects.toThrow(/no variant/); // K not a multiple of 256: rows off 16 bytes
     await expect(run(1, 8, 512, 'on')).rejects.toThrow(/no variant/); // a CPU adapter's mapping
   });
 

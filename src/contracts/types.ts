@@ -147,6 +147,6 @@ export const DTYPE_BYTES: Readonly<Record<string, number>> = {
   q4_k: 144 / 256,
   q6_k: 210 / 256,
   q8_0: 34 / 32,
-  // Q8_0 repacked in planes (q8_0ToPlanes: every block's 32 quants, then every block's f16 scale): the same bytes
+  // Q8_0 rows repacked in planes (q8_0ToPlanes: a row's quants, then its f16 scales): the same bytes a row
   q8_0_planes: 34 / 32,
 };

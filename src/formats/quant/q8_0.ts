@@ -46,20 +46,25 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
 }
 
 /**
- * Q8_0 blocks repacked in planes for the int8 rows GEMV (gemv-q8a.wgsl.jinja, weightLayout "planes"; the dtype
- * q8_0_planes): every block's 32 int8 quants in block order (32 bytes a block), then every block's f16 scale (2 bytes a
- * block). The same bytes as the GGUF layout, none added; a kernel reads a block as 2 vec4<u32> of quants and its scale
- * from the vec4 of the scale plane that holds it, so the block count must be a multiple of 8 (the plane ends on 16 bytes).
+ * Q8_0 rows repacked in planes for the int8 rows GEMV (gemv-q8a.wgsl.jinja, weightLayout "planes"; the dtype
+ * q8_0_planes): each row of K values keeps its K / 32 * 34 bytes, its blocks' 32 int8 quants first (K bytes), then their
+ * f16 scales (K / 16 bytes). The same bytes a row as the GGUF layout, so rows still concatenate and slice as rows; a
+ * kernel reads a block as 2 vec4<u32> of quants (16-byte aligned where K is a multiple of 256) and its scale from the
+ * row's tail, none shifted.
  */
-export function q8_0ToPlanes(bytes: Uint8Array, nElements: number): Uint8Array {
-  const nb = blockCount('Q8_0', Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE, bytes.byteLength, nElements);
-  if (nb % 8 !== 0) throw new RangeError(`Q8_0 planes: ${nb} blocks (${nElements} elements); the scale plane is read as vec4, so the block count must be a multiple of 8`);
+export function q8_0ToPlanes(bytes: Uint8Array, rows: number, K: number): Uint8Array {
+  const nb = blockCount('Q8_0', Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE, bytes.byteLength, rows * K);
+  if (K % Q8_0_BLOCK_SIZE !== 0) throw new RangeError(`Q8_0 planes: rows of ${K} values are not whole blocks of 32`);
   const out = new Uint8Array(nb * Q8_0_TYPE_SIZE);
-  for (let i = 0; i < nb; i++) {
-    const o = i * Q8_0_TYPE_SIZE;
-    out.set(bytes.subarray(o + 2, o + 34), 32 * i);
-    out[32 * nb + 2 * i] = bytes[o]!;
-    out[32 * nb + 2 * i + 1] = bytes[o + 1]!;
+  const bpr = K / 32;
+  for (let r = 0; r < rows; r++) {
+    const row = r * bpr * Q8_0_TYPE_SIZE;
+    for (let b = 0; b < bpr; b++) {
+      const o = row + b * Q8_0_TYPE_SIZE;
+      out.set(bytes.subarray(o + 2, o + 34), row + 32 * b);
+      out[row + K + 2 * b] = bytes[o]!;
+      out[row + K + 2 * b + 1] = bytes[o + 1]!;
+    }
   }
   return out;
 }
