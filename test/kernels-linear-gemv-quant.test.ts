@@ -7,7 +7,7 @@
  *    and M = 1 with the int8 rows variants turned off;
  *  - q80_rows, q6k_rows (M = 1: the activations rounded to int8 per block of 32, rows mode), the default at M = 1,
  *    against the product of the rounded activations; q80_rows on Q8_0 repacked in planes (dtype q8_0_planes) against
- *    the same reference as the GGUF blocks it came from.
+ *    the same reference as the GGUF blocks it came from, and q8_0_planes_dequant where the rows GEMV does not take them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
@@ -114,15 +114,31 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
   });
 
-  it('refuses Q8_0 planes where no kernel reads them', async () => {
-    const run = (M: number, N: number, K: number, cpuMapping = 'off') =>
+  it.each([
+    // M, N, K, cpuMapping: where the rows GEMV does not take the planes, dequantize them per call, then the f32 matmul
+    [3, 37, 768, 'off'], // prefill
+    [1, 20, 512, 'on'], // a CPU adapter's mapping
+  ] as const)('q8_0_planes M=%i N=%i K=%i dequantized per call (cpuMapping %s)', async (M, N, K, cpuMapping) => {
+    const r = new Rng(`linear-gemv-quant/planes-dequant/${M}x${N}x${K}`);
+    const x = r.floats(M * K);
+    const wBytes = quantizeQ8_0(r.floats(N * K));
+    const want = matmulF32Reference(x, dequantizeQ8_0(wBytes, N * K), { M, N, K, alpha: 1 });
+    const { outputs, plan } = await runContract(dev, opContract('linear'), {
+      inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N, K) } },
+      tunables: { cpuMapping },
+    });
+    expect(plan.variant).toBe('q8_0_planes_dequant');
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
+  });
+
+  it('refuses Q8_0 planes whose rows are off 16 bytes', async () => {
+    const K = 320; // 10 blocks: 340 bytes a row
+    const run = (M: number) =>
       runContract(dev, opContract('linear'), {
-        inputs: { x: { dtype: 'float32', shape: [M, K], data: new Float32Array(M * K) }, w: { dtype: 'q8_0_planes', shape: [N, K], data: new Uint8Array((N * K * 34) / 32) } },
-        tunables: { cpuMapping },
+        inputs: { x: { dtype: 'float32', shape: [M, K], data: new Float32Array(M * K) }, w: { dtype: 'q8_0_planes', shape: [4, K], data: new Uint8Array((4 * K * 34) / 32) } },
+        tunables: { cpuMapping: 'off' },
       });
-    await expect(run(2, 8, 512)).rejects.toThrow(/linear: no variant/); // M >= 2: the planes have no GEMM
-    await expect(run(1, 4, 320)).rejects.toThrow(/no variant/); // K not a multiple of 256: rows off 16 bytes
-    await expect(run(1, 8, 512, 'on')).rejects.toThrow(/no variant/); // a CPU adapter's mapping
+    for (const M of [1, 2]) await expect(run(M)).rejects.toThrow(/linear: no variant/);
   });
 
   it('keeps M >= 2 and CPU adapters (cpuMapping) off the int8 rows variants', async () => {
