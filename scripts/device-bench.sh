@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -37,12 +37,12 @@ same_tunable() { # tunable value [contract ...]
   echo "$out}"
 }
 
-decode_points() { # step point...
+decode_points() { # step point... (each point a run of bench/decode.ts under its tunables; LIMIT seconds each, 120)
   local step=$1 p
   shift
   for p in "$@"; do
     # shellcheck disable=SC2086 # DECODE_ARGS: several options
-    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" 120 node --import tsx bench/decode.ts --presets "${PRESETS:-llama-8b}" --quant "${QUANT:-q4k}" ${DECODE_ARGS:-} --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
+    TESSERA_TUNABLES=${p#*:} run "$step-${p%%:*}" "${LIMIT:-120}" node --import tsx bench/decode.ts --presets "${PRESETS:-llama-8b}" --quant "${QUANT:-q4k}" ${DECODE_ARGS:-} --prefill "${PREFILL-512}" --tokens 128 --out "$OUT/$step-${p%%:*}.json"
   done
 }
 
@@ -54,6 +54,11 @@ for s in "${steps[@]}"; do
     gemv-layout)
       run gemv-layout 400 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
       run gemv-layout-linear 180 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q6_k,q4_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
+    # the 8B Q8_0 decode with the weights repacked in planes at load (linear q80Planes on) against the GGUF blocks,
+    # alternated twice (PRESETS=llama-8b,llama-1b-128k for the 1B too)
+    q80-planes-decode)
+      on='{"linear":{"q80Planes":"on"}}'
+      LIMIT=180 PRESETS=${PRESETS:-llama-8b} QUANT=q8_0 PREFILL='' decode_points q80-planes-decode blocks:'{}' planes:"$on" blocks2:'{}' planes2:"$on" ;;
     # production's Q8_0 rows GEMV on the GGUF blocks and on the planes, alone (the two formats alternated twice)
     q80-planes) run q80-planes 200 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q8_0,q8_0_planes --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80-planes.json" ;;
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash

@@ -112,7 +112,12 @@ describe('Q8_0', () => {
         const d = f16ToF32(planes[b]! | (planes[b + 1]! << 8));
         expect(d * ((planes[row + k]! << 24) >> 24)).toBe(want[r * K + k]);
       }
+    // the same from bytes that do not start on a word (a tensor inside a file's buffer)
+    const shifted = new Uint8Array(bytes.length + 1);
+    shifted.set(bytes, 1);
+    expect(q8_0ToPlanes(shifted.subarray(1), rows, K)).toEqual(planes);
     expect(() => q8_0ToPlanes(bytes, rows, K + 1)).toThrow(/not a multiple of the block size/);
+    expect(() => q8_0ToPlanes(bytes.subarray(0, 34 * 6), 2, 96)).toThrow(/multiple of 64/);
   });
 });
 

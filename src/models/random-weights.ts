@@ -4,7 +4,7 @@
  * experts stacked as the moe contract reads them (MXFP4 for MXFP4 gpt-oss configs, Q4_K with q4k). The same seed gives
  * the same weights.
  */
-import { f32ToF16Bytes } from '../formats/index.ts';
+import { f32ToF16Bytes, q8_0ToPlanes } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Tensor } from '../ops/runner.ts';
@@ -12,7 +12,7 @@ import type { DecoderConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
 import type { LoadedModel } from './load.ts';
 import { isExpertMatrix } from './moe-weights.ts';
-import { weightSpecs, type GpuWeights } from './weights.ts';
+import { q80InPlanes, weightSpecs, type GpuWeights } from './weights.ts';
 
 export interface RandomWeightOptions {
   seed?: number;
@@ -49,11 +49,17 @@ function randomQ4K(n: number, salt: number): Uint8Array {
   return data;
 }
 
-/** Q8_0 blocks for n weights: one f16 scale (3e-4) and 32 int8 of any value each, so |w| <= 0.039 like the others. */
+/**
+ * Q8_0 blocks for n weights: 32 int8 of any value each and one of 16 f16 scales in [2e-4, 3.1e-4] (from the block's
+ * first hashed byte), so |w| <= 0.039 like the others and a kernel that takes another block's scale gives other values.
+ */
+const Q80_SCALES = f32ToF16Bytes(Array.from({ length: 16 }, (_, i) => 0.0002 + i * 0.0000075));
 function randomQ80(n: number, salt: number): Uint8Array {
   const data = hashBytes((n / 32) * 34, salt);
-  const d = f32ToF16Bytes([0.0003]);
-  for (let b = 0; b < data.length; b += 34) data.set(d, b);
+  for (let b = 0; b < data.length; b += 34) {
+    const i = 2 * (data[b]! & 15);
+    data.set(Q80_SCALES.subarray(i, i + 2), b);
+  }
   return data;
 }
 
@@ -145,6 +151,7 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
     } else if (s.kind === 'linear' && quant === 'q8_0' && K % 32 === 0) {
       data = randomQ80(n, salt);
       dtype = 'q8_0';
+      if (q80InPlanes(dev, s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
       fillFromPool(data, f16Pool, 2 * start);

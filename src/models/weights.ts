@@ -3,10 +3,10 @@
  * tensor and shapes), converted per the quantization mode, and uploaded once. Nothing is half-loaded: on any error
  * the buffers uploaded so far are destroyed.
  */
-import { f32ToF16Bytes, GgmlType, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
+import { f32ToF16Bytes, GgmlType, q8_0ToPlanes, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import { opAccepts, type Tensor } from '../ops/runner.ts';
+import { opAccepts, opPlan, type Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
 import { LayerCountError, MissingTensorError, ModelConfigError } from './errors.ts';
 import { gpuExpertTensors, isExpertMatrix } from './moe-weights.ts';
@@ -240,6 +240,20 @@ export function checkWeights(src: ModelSource): WeightSpec[] {
   return specs;
 }
 
+/**
+ * Whether Q8_0 rows of this [N, K] linear weight go to the GPU repacked in planes (dtype q8_0_planes): the linear
+ * contract's answer (its q80_rows variant's loadPlanes: tunable q80Planes, K a multiple of 256), where it also reads
+ * the planes for longer inputs (q8_0_planes_dequant).
+ */
+export function q80InPlanes(dev: TesseraDevice, shape: readonly number[]): boolean {
+  const K = shape[shape.length - 1]!;
+  const w = (dtype: string) => ({ dtype, shape: [...shape] });
+  return (
+    opPlan(dev, 'linear', { x: { dtype: 'float32', shape: [1, K] }, w: w('q8_0') })?.derived.loadPlanes === true &&
+    opAccepts(dev, 'linear', { x: { dtype: 'float32', shape: [2, K] }, w: w('q8_0_planes') })
+  );
+}
+
 export async function uploadWeights(
   dev: TesseraDevice,
   src: ModelSource,
@@ -271,6 +285,7 @@ export async function uploadWeights(
       } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && reads('q8_0')) {
         data = await src.readRaw(s.name);
         dtype = 'q8_0';
+        if (q80InPlanes(dev, s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
       } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q6_K && reads('q6_k')) {
         // Q4_K_M files keep some tensors (v, down, the LM head) as Q6_K: read in place too
         data = await src.readRaw(s.name);
@@ -286,6 +301,7 @@ export async function uploadWeights(
         } else if (want === 'q8_0' && reads('q8_0')) {
           data = quantizeQ8_0(x);
           dtype = 'q8_0';
+          if (q80InPlanes(dev, s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
         } else if (want === 'f16' || ((want === 'q4k' || want === 'q8_0') && f16)) {
           if (want !== 'f16') notes.add(`${s.name}: the linear contract has no ${want} kernel for inner size ${K} (not a multiple of the block); stored as float16`);
           data = f32ToF16Bytes(x);
