@@ -45,6 +45,7 @@ import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 import { chunkShader, readShader } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
+import { lines } from './gpu-bench.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--help')) {
@@ -97,7 +98,6 @@ fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_index) i:
 // slots l, l + 32, ... U a turn (clamped to the row's last slot, as the GEMV does); the words are XORed, so every
 // load is kept and nothing is computed
 const gemvShader = (N: number, K: number, items: number, wg: number, cols: number, unroll: number, hdr: boolean) => {
-  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n');
   const loads = (u: number) =>
     `      let s${u} = min(s0 + ${32 * u}u, nslots - 1u);\n` +
     lines(cols, (c) => (hdr ? `      let h${u}_${c} = B[row${c} + (s${u} / 8u) * 9u];\n` : '') + `      let q${u}_${c} = B[row${c} + (s${u} / 8u) * 9u + 1u + s${u} % 8u];`);
@@ -134,7 +134,6 @@ const q80Shader = (N: number, K: number, rb: number, coalesced: boolean) => {
   const nb = K / 32;
   const lanes = 32 * Math.ceil(nb / 32);
   const rowWords = (nb * 34) / 4; // K % 64 == 0: whole words a row
-  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n');
   const body = coalesced
     ? `  let n16 = ${(rb * rowWords) / 4}u; // the block of rows, in vec4
   let base = r0 * ${rowWords / 4}u;

@@ -35,7 +35,7 @@
 import { writeFileSync } from 'node:fs';
 import { measureReadBandwidthDetail } from './bandwidth.ts';
 import { receiptCommit } from './commit.ts';
-import { heatGpu, type RecordCalls, spanMsPerCall } from './gpu-bench.ts';
+import { heatGpu, lines, type RecordCalls, spanMsPerCall } from './gpu-bench.ts';
 import { f16ToF32, f32ToF16 } from '../src/formats/f16.ts';
 import { dequantizeQ4_K } from '../src/formats/quant/q4_k.ts';
 import { dequantizeQ6_K } from '../src/formats/quant/q6_k.ts';
@@ -69,7 +69,6 @@ interface Point {
   loadsOnly?: boolean;
 }
 
-const lines = (k: number, f: (i: number) => string) => Array.from({ length: k }, (_, i) => f(i)).join('\n');
 
 /** The weight bindings a layout reads (after xq 1, acts 2, y 3). */
 function weightBindings(p: Point): [number, string][] {

@@ -55,3 +55,6 @@ export async function spanMsPerCall(dev: TesseraDevice, record: RecordCalls, cal
   const [whole] = await span.submit();
   return whole!.ms / calls;
 }
+
+/** Shader source builders: f(0) .. f(n - 1), a line each. */
+export const lines = (n: number, f: (i: number) => string): string => Array.from({ length: n }, (_, i) => f(i)).join('\n');
