@@ -12,6 +12,7 @@ import {
   quantizeQ4_K,
   quantizeQ6_K,
   quantizeQ8_0,
+  q4_kToPlanes,
   q8_0ToPlanes,
   scaleMinK4,
 } from '../src/formats/quant/index.ts';
@@ -169,6 +170,23 @@ describe('Q4_K', () => {
     for (let i = 0; i < 256; i++) x[i] = (i >> 5) * 0.25; // constant per sub-block, min 0
     const y = dequantizeQ4_K(quantizeQ4_K(x), 256);
     for (let i = 0; i < 256; i++) expect(Math.abs(y[i]! - x[i]!)).toBeLessThan(2e-3);
+  });
+});
+
+describe('Q4_K planes', () => {
+  it('keep each row\'s bytes, its block headers first, then their nibbles', () => {
+    const [rows, K] = [3, 512];
+    const bytes = quantizeQ4_K(gaussian(rows * K, 11));
+    const planes = q4_kToPlanes(bytes, rows, K);
+    expect(planes.byteLength).toBe(bytes.byteLength);
+    const row = (K / 256) * 144;
+    for (let r = 0; r < rows; r++)
+      for (let b = 0; b < K / 256; b++) {
+        const o = r * row + b * 144;
+        expect(planes.subarray(r * row + 16 * b, r * row + 16 * b + 16)).toEqual(bytes.subarray(o, o + 16));
+        expect(planes.subarray(r * row + 16 * (K / 256) + 128 * b, r * row + 16 * (K / 256) + 128 * (b + 1))).toEqual(bytes.subarray(o + 16, o + 144));
+      }
+    expect(() => q4_kToPlanes(bytes, rows, K + 32)).toThrow(/not a multiple of the block size/);
   });
 });
 

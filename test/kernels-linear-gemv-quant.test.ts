@@ -7,11 +7,13 @@
  *    and M = 1 with the int8 rows variants turned off;
  *  - q80_rows, q6k_rows (M = 1: the activations rounded to int8 per block of 32, rows mode), the default at M = 1,
  *    against the product of the rounded activations; q80_rows on Q8_0 repacked in planes (dtype q8_0_planes) against
- *    the same reference as the GGUF blocks it came from, and q8_0_planes_dequant where the rows GEMV does not take them.
+ *    the same reference as the GGUF blocks it came from, and q8_0_planes_dequant where the rows GEMV does not take them;
+ *  - Q4_K repacked in planes (dtype q4_k_planes) through every linear variant that reads them: the int8 GEMVs (rows,
+ *    fused, quant pass), the subgroup-matrix GEMM where the device has it, else q4k_planes_dequant.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, q8_0ToPlanes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, q4_kToPlanes, q8_0ToPlanes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -19,13 +21,14 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
+import { quantizeMemo } from './helpers/quant-memo.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
   dev = await testDevice();
 });
 
-const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K], q4_k: [quantizeQ4_K, dequantizeQ4_K] } as const;
+const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K], q4_k: [(v: Float32Array) => quantizeMemo('q4_k', v), dequantizeQ4_K] } as const;
 
 const F32_ACTS = { gemvQ80Int8: 'off', gemvQ6KInt8: 'off' } as const;
 
@@ -129,6 +132,32 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     });
     expect(plan.variant).toBe('q8_0_planes_dequant');
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
+  });
+
+  it.each([
+    // M, N, K, tunables: the GGUF blocks' cases' weights (same seeds), repacked
+    [1, 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // q4k_rows
+    [1, 37, 512, {}], // q4k_gemv_q8a_fused
+    [2, 37, 512, { gemvPipeline: 'off', gemvSlotPairs: 'on' }], // its loads not pipelined; a lane's unit two slots
+    [3, 70, 768, { gemvFuseQuant: 'off' }], // q4k_gemv_q8a: the activations' quant pass, then the GEMV
+    [12, 40, 512, {}], // q4k_sgmat where the device has subgroup matrices, else q4k_planes_dequant
+    [70, 33, 1024, {}],
+  ] as const)('q4_k_planes M=%i N=%i K=%i %o', async (M, N, K, tunables) => {
+    const r = new Rng(`linear-gemv-quant/q4_k-planes/${M}x${N}x${K}`);
+    const x = r.floats(M * K);
+    const wBytes = quantizeMemo('q4_k', r.floats(N * K));
+    const { outputs, plan } = await runContract(dev, opContract('linear'), {
+      inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q4_k_planes', shape: [N, K], data: q4_kToPlanes(wBytes, N, K) } },
+      tunables: { cpuMapping: 'off', ...tunables },
+    });
+    const w = dequantizeQ4_K(wBytes, N * K);
+    // the int8 GEMVs multiply the activations rounded to int8 per block of 32; the GEMM rounds them and the
+    // dequantized weights to f16; the dequantizing path is f32 throughout
+    const int8 = ['q4k_rows', 'q4k_gemv_q8a_fused', 'q4k_gemv_q8a'].includes(plan.variant);
+    expect(M <= 8 ? int8 : ['q4k_sgmat', 'q4k_planes_dequant'].includes(plan.variant), plan.variant).toBe(true);
+    if (M === 1 && N >= 4096) expect(plan.variant).toBe('q4k_rows');
+    const want = matmulF32Reference(int8 ? roundActivationsQ8(x) : x, w, { M, N, K, alpha: 1 });
+    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(plan.variant === 'q4k_sgmat' ? 5e-3 : int8 ? 1e-4 : 1e-5);
   });
 
   it('refuses Q8_0 planes whose rows are off 16 bytes', async () => {
