@@ -186,6 +186,10 @@ describe('Q4_K planes', () => {
         expect(planes.subarray(r * row + 16 * b, r * row + 16 * b + 16)).toEqual(bytes.subarray(o, o + 16));
         expect(planes.subarray(r * row + 16 * (K / 256) + 128 * b, r * row + 16 * (K / 256) + 128 * (b + 1))).toEqual(bytes.subarray(o + 16, o + 144));
       }
+    // the same from bytes that do not start on a word (a tensor inside a file's buffer)
+    const shifted = new Uint8Array(bytes.length + 2);
+    shifted.set(bytes, 2);
+    expect(q4_kToPlanes(shifted.subarray(2), rows, K)).toEqual(planes);
     expect(() => q4_kToPlanes(bytes, rows, K + 32)).toThrow(/not a multiple of the block size/);
   });
 });

@@ -214,14 +214,20 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
 export function q4_kToPlanes(bytes: Uint8Array, rows: number, K: number): Uint8Array {
   const nb = blockCount('Q4_K', Q4_K_BLOCK_SIZE, Q4_K_TYPE_SIZE, bytes.byteLength, rows * K);
   if (K % Q4_K_BLOCK_SIZE !== 0) throw new RangeError(`Q4_K planes: rows of ${K} values are not whole blocks of 256`);
+  // as u32 words (a block is 36): 4 header words, then 32 nibble words
+  const src = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice(0, nb * Q4_K_TYPE_SIZE);
+  const w = new Uint32Array(src.buffer, src.byteOffset, nb * 36);
   const out = new Uint8Array(nb * Q4_K_TYPE_SIZE);
+  const ow = new Uint32Array(out.buffer);
   const bpr = K / Q4_K_BLOCK_SIZE;
   for (let r = 0; r < rows; r++) {
-    const row = r * bpr * Q4_K_TYPE_SIZE;
+    const row = r * bpr * 36;
     for (let b = 0; b < bpr; b++) {
-      const o = row + b * Q4_K_TYPE_SIZE;
-      out.set(bytes.subarray(o, o + 16), row + 16 * b);
-      out.set(bytes.subarray(o + 16, o + Q4_K_TYPE_SIZE), row + 16 * bpr + 128 * b);
+      const o = row + 36 * b;
+      const h = row + 4 * b;
+      const q = row + 4 * bpr + 32 * b;
+      for (let j = 0; j < 4; j++) ow[h + j] = w[o + j]!;
+      for (let j = 0; j < 32; j++) ow[q + j] = w[o + 4 + j]!;
     }
   }
   return out;
