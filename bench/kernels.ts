@@ -734,8 +734,7 @@ async function main() {
         }
         // the int8-activation rows-mode GEMV (linear_fused, prologue none: the activations rounded in every workgroup;
         // Q8_0 / Q6_K behind tunable gemvQ80Int8 / gemvQ6KInt8, Q4_K at an explicit row block where N > 8192; Q8_0 in
-        // planes: linear's q80_rows) at a few row blocks, timed in the same run; bytes as for the default
-        // Q8_0 in planes: its one reader is linear's q80_rows, so its points are linear's
+        // planes: linear's q80_rows, its one reader) at a few row blocks, timed in the same run; bytes as for the default
         const rowsTunables: Record<string, Record<string, string>> = { q8_0: { gemvQ80Int8: 'on' }, q8_0_planes: {}, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {}, q4_k_planes: {} };
         const rowsOp = fmt === 'q8_0_planes' ? 'linear' : 'linear_fused';
         const rowsInt8 = rowsTunables[fmt];

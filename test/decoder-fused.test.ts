@@ -199,8 +199,8 @@ describe('Llama on Q4_K weights repacked in planes at load (linear tunable q4kPl
     expect(planes.weights.storage).toEqual({ q4_k_planes: 15 });
     expect(blocks.weights.storage).toEqual({ q4_k: 15 });
     expect(decoderPathsOf(planes)).toEqual(decoderPathsOf(blocks));
-    // one token at a time the same int8 GEMVs on the same bytes in another order: equal to the last bit (a header or
-    // nibble word of another block gives ~1)
+    // one token at a time the same int8 GEMVs on the same bytes, arranged otherwise: equal to the last bit (a header
+    // or nibble word of another block gives ~1)
     for (const id of [3, 100, 383]) expect(maxRelErr((await computeLogits(planes, [id])).last, (await computeLogits(blocks, [id])).last), `token ${id}`).toBe(0);
     const ids = [5, 17, 42, 100, 7, 250, 9, 300, 31, 64];
     expect(maxRelErr((await computeLogits(planes, ids, { tokenByToken: true })).all, (await computeLogits(blocks, ids, { tokenByToken: true })).all)).toBe(0);

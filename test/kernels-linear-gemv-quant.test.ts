@@ -21,14 +21,13 @@ import { opContract } from '../src/selftest/launch.ts';
 import { Rng } from '../src/selftest/rng.ts';
 import { maxRelErr } from './helpers/compare.ts';
 import { testDevice } from './helpers/device.ts';
-import { quantizeMemo } from './helpers/quant-memo.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
   dev = await testDevice();
 });
 
-const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K], q4_k: [(v: Float32Array) => quantizeMemo('q4_k', v), dequantizeQ4_K] } as const;
+const QUANT = { q8_0: [quantizeQ8_0, dequantizeQ8_0], q6_k: [quantizeQ6_K, dequantizeQ6_K], q4_k: [quantizeQ4_K, dequantizeQ4_K] } as const;
 
 const F32_ACTS = { gemvQ80Int8: 'off', gemvQ6KInt8: 'off' } as const;
 
@@ -135,7 +134,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
   });
 
   it.each([
-    // M, N, K, tunables: the GGUF blocks' cases' weights (same seeds), repacked
+    // M, N, K, tunables: weights of their own, quantized to Q4_K, then repacked
     [1, 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // q4k_rows
     [1, 37, 512, {}], // q4k_gemv_q8a_fused
     [2, 37, 512, { gemvPipeline: 'off', gemvSlotPairs: 'on' }], // its loads not pipelined; a lane's unit two slots
@@ -145,7 +144,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
   ] as const)('q4_k_planes M=%i N=%i K=%i %o', async (M, N, K, tunables) => {
     const r = new Rng(`linear-gemv-quant/q4_k-planes/${M}x${N}x${K}`);
     const x = r.floats(M * K);
-    const wBytes = quantizeMemo('q4_k', r.floats(N * K));
+    const wBytes = quantizeQ4_K(r.floats(N * K));
     const { outputs, plan } = await runContract(dev, opContract('linear'), {
       inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q4_k_planes', shape: [N, K], data: q4_kToPlanes(wBytes, N, K) } },
       tunables: { cpuMapping: 'off', ...tunables },
