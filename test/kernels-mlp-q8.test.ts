@@ -155,7 +155,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 41, 14336, 1, { q6Wide: 'on' }], // the 8B down_proj's K: 224 slots, exactly a team's lanes
     [3, 20, 1536, 0, { q6Wide: 'on', q6RowBlock: 0, gemvRowBlock: 12, gemvWorkgroup: 8, gemvRunSums: 'off' }], // 3 slots a lane; run sums recomputed
     [1, 41, 4096, 1, { q6Wide: 'on', rowsReduce: 'add' }],
-    [1, 41, 14336, 1, { rowsEarly: 'on' }], // 32 rows: the second batch's loads out first
+    [1, 41, 14336, 1, { q6RowBlock: 8, rowsEarly: 'on' }], // 2 batches of 4 rows (the default 4 rows would be one): the second's loads out first
   ] as const)('q6_k M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q6_k', M, N, K, accumulate, tun, ctx);
   });
