@@ -134,8 +134,6 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [2, 37, 14336, 1, { rowsExact: 'off' }], // slotImad, the slots clamped and selected (exact by default)
     [2, 37, 14336, 1, { rowsMath: 'xor' }], // slotImad's "xor" form: the high nibbles by (w & 0xf0) ^ 0x80
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsMath: 'xor' }], // the "xor" form, clamped and selected
-    [2, 37, 14336, 1, { rowsEarly: 'on' }], // the second batch of rows' loads out before the activations' loads
-    [3, 20, 1280, 1, { gemvRowBlock: 24, gemvWorkgroup: 16, rowsEarly: 'on' }], // 3 slots a lane, 6 batches
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q4_k', M, N, K, accumulate, tun, ctx);
   });
@@ -155,7 +153,6 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 41, 14336, 1, { q6Wide: 'on' }], // the 8B down_proj's K: 224 slots, exactly a team's lanes
     [3, 20, 1536, 0, { q6Wide: 'on', q6RowBlock: 0, gemvRowBlock: 12, gemvWorkgroup: 8, gemvRunSums: 'off' }], // 3 slots a lane; run sums recomputed
     [1, 41, 4096, 1, { q6Wide: 'on', rowsReduce: 'add' }],
-    [1, 41, 14336, 1, { q6RowBlock: 8, rowsEarly: 'on' }], // 2 batches of 4 rows (the default 4 rows would be one): the second's loads out first
   ] as const)('q6_k M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q6_k', M, N, K, accumulate, tun, ctx);
   });
