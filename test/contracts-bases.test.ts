@@ -65,6 +65,15 @@ describe('op contract bases', () => {
           if (base[sec] && Object.hasOwn(base[sec], k) && JSON.stringify(base[sec][k]) === JSON.stringify(v)) repeated.push(`${name}: ${sec}.${k}`);
         }
       }
+      // a pass-defaults entry both give merges by key (derive, uniforms, buffers): none of its keys repeats the base's
+      for (const [target, entry] of Object.entries((c.passDefaults ?? {}) as Record<string, Json>)) {
+        for (const prop of ['derive', 'uniforms', 'buffers']) {
+          const b = base.passDefaults?.[target]?.[prop] as Json | undefined;
+          for (const [k, v] of Object.entries((entry?.[prop] ?? {}) as Json)) {
+            if (b && Object.hasOwn(b, k) && JSON.stringify(b[k]) === JSON.stringify(v)) repeated.push(`${name}: passDefaults[${target}].${prop}.${k}`);
+          }
+        }
+      }
     }
     expect(repeated).toEqual([]);
   });

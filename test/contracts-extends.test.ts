@@ -111,6 +111,25 @@ describe('merge rules', () => {
     expect(r.variants[0]!.passes[0]).toMatchObject({ buffers: { input: 'a', residual: 'b', output: 'y' } });
   });
 
+  it("a child's pass-defaults entry merges into the base's: derive, uniforms and buffers by key (null removes one), the rest replaced", () => {
+    const b1 = {
+      ...base,
+      passDefaults: { 'residual.default': { buffers: { input: 'a', residual: 'b', output: 'y' }, uniforms: { size: 'n', scale: '1' }, dispatch: { x: '1' } } },
+      variants: [] as unknown[],
+    };
+    const child = {
+      extends: 'b1',
+      passDefaults: { 'residual.default': { buffers: { residual: 'c' }, uniforms: { scale: null }, dispatch: { x: '2' } } },
+      variants: [{ id: 'only', priority: 1, passes: [{ id: 'p', kernel: 'residual.default', uniforms: { scale: 'k' } }] }],
+    };
+    const r = validateContract(child, 'child', lookupOf({ b1 }));
+    // buffers: the base's input and output kept, residual the child's; uniforms: size kept, scale removed by the
+    // child's null (the pass gives its own); dispatch replaced whole
+    expect(r.variants[0]!.passes[0]).toMatchObject({ buffers: { input: 'a', residual: 'c', output: 'y' }, uniforms: { size: 'n', scale: 'k' }, dispatch: { x: '2' } });
+    const noScale = { ...child, variants: [{ id: 'only', priority: 1, passes: [{ id: 'p', kernel: 'residual.default' }] }] };
+    expect((validateContract(noScale, 'child', lookupOf({ b1 })).variants[0]!.passes[0] as { uniforms: unknown }).uniforms).toEqual({ size: 'n' });
+  });
+
   it('errors name the file and field: unknown base, a cycle, a bad default property, a pass left incomplete', () => {
     const err = (f: () => unknown) => {
       try {

@@ -11,7 +11,9 @@
  * Merge rules (the child is the file that says "extends"):
  *   - scalars (domain, name, sinceVersion, description): the child's value when it gives one;
  *   - map sections (inputs, outputs, attributes, attributeConstraints, typeConstraints, tunables, derive, bindings,
- *     passDefaults): merged by key; a child entry replaces the base's entry whole; `null` removes it. Order: the
+ *     passDefaults): merged by key; a child entry replaces the base's entry whole; `null` removes it. A passDefaults
+ *     entry both give is merged one level further: its `uniforms`, `buffers` and `derive` by key (the child's keys
+ *     win, `null` removes one), its other properties replaced. Order: the
  *     base's keys keep their places (a replaced entry stays where the base had it); a key only the child has goes
  *     right before the next key of the child's section that the base also has, else at the end. (Order matters for
  *     `inputs`: ONNX inputs are positional. To place a new input, name its successor too.)
@@ -79,12 +81,30 @@ function mergeVariants(base: unknown, child: unknown): unknown {
   return mergedOrder([...b.keys()], [...c.keys()]).map((k) => (c.has(k) ? c.get(k) : b.get(k)));
 }
 
+/** passDefaults: entries merged by key; an entry both give merges its uniforms, buffers and derive by key too. */
+function mergePassDefaults(base: unknown, child: unknown): unknown {
+  const out = mergeMap(base, child);
+  if (!isObject(base) || !isObject(child) || !isObject(out)) return out;
+  for (const [name, c] of Object.entries(child)) {
+    const b = base[name];
+    if (!isObject(b) || !isObject(c)) continue;
+    const entry: Json = {};
+    for (const k of mergedOrder(Object.keys(b), Object.keys(c))) {
+      const v = !(k in c) ? b[k] : k in b && MERGED_PASS_KEYS.has(k) ? mergeMap(b[k], c[k]) : c[k];
+      if (v !== null) entry[k] = v;
+    }
+    out[name] = entry;
+  }
+  return out;
+}
+
 /** child over base (neither carries "extends" any more). */
 function mergeContracts(base: Json, child: Json): Json {
   const out: Json = {};
   for (const k of mergedOrder(Object.keys(base), Object.keys(child))) {
     if (!(k in child)) out[k] = base[k];
     else if (!(k in base)) out[k] = child[k];
+    else if (k === 'passDefaults') out[k] = mergePassDefaults(base[k], child[k]);
     else if ((MAP_SECTIONS as readonly string[]).includes(k)) out[k] = mergeMap(base[k], child[k]);
     else if (k === 'variants') out[k] = mergeVariants(base[k], child[k]);
     else out[k] = child[k];
