@@ -227,6 +227,12 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }], // 72 blocks: 96 lanes
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
+    // rowsLaneAct: each lane rounds its own blocks (no prologue); rmsnorm's sum of squares over the lanes' own blocks
+    [1, 70, 512, 'none', 'silu', 1, { rowsLaneAct: 'on' }], // half the lanes past the row: their blocks dropped
+    [2, 37, 768, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }], // 24 blocks, 32 lanes: 8 past the row add no squares
+    [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8, rowsLaneAct: 'on' }], // glu keeps its prologue
+    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }], // one team's sums
+    [2, 20, 1280, 'rmsnorm', 'silu', 0, { gemvRowBlock: 4, gemvWorkgroup: 16, rowsLaneAct: 'on' }], // 3 blocks a lane
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
@@ -240,6 +246,7 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }],
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }],
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
+    [2, 37, 768, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }],
   ] as const)('q8_0_planes on int8 activations M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables, true);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
