@@ -8,7 +8,7 @@
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
- * Writes a JSON receipt. Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k] (also q8_0_planes, q4_k_planes: the blocks repacked in planes, src/formats/quant)
+ * Writes a JSON receipt (rewritten after every weight case, `complete` false until the run ends). Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k] (also q8_0_planes, q4_k_planes: the blocks repacked in planes, src/formats/quant)
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
  */
 import { writeFileSync } from 'node:fs';
@@ -666,6 +666,28 @@ async function main() {
   const bw = readBandwidth.bytesPerSecond;
   console.log(`${describeAdapter(dev.caps)}: ${describeReadBandwidth(readBandwidth)}`);
   const results: unknown[] = [];
+  // the receipt is written after every weight case too (complete: false until the end), so a run cut short by a time
+  // limit still leaves the cases it finished
+  const save = (attention: unknown[], mlp: unknown[], complete: boolean) => {
+    const receipt = {
+      benchmark: 'kernels',
+      date: new Date().toISOString(),
+      machine: hostname(),
+      adapter: describeAdapter(dev.caps),
+      adapterInfo: dev.caps.adapterInfo,
+      commit: receiptCommit(),
+      dawnArgs: dev.dawnArgs,
+      readBandwidthBytesPerSecond: Math.round(bw),
+      readBandwidth,
+      linearTunables,
+      method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
+      complete,
+      results,
+      attention,
+      mlp,
+    };
+    writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
+  };
   for (const fmt of formats) {
     if (fmt === 'float16' && !dev.caps.features.has('shader-f16')) console.log('(float16 weights are read as u32 pairs: no shader-f16 needed)');
     for (const [N, K] of shapes) {
@@ -836,6 +858,7 @@ async function main() {
           for (const v of new Set(points.map((q) => q.variant))) console.log(`  sweep best ${v}: ${JSON.stringify(points.find((q) => q.variant === v))}`);
         }
         results.push(entry);
+        save([], [], false);
         console.log(`${fmt} N=${N} K=${K} M=${M}: ${plan.variant} ${t.inPassMs.toFixed(4)} ms in a pass (${t.medianMs.toFixed(4)} alone), ${entry.gbPerSecond} GB/s (${((entry.fractionOfReadBandwidth as number) * 100).toFixed(1)}% of read), ${entry.tflops} TFLOP/s`);
         x.destroy();
         y.destroy();
@@ -845,23 +868,7 @@ async function main() {
   }
   const attention = process.argv.includes('--attention') ? await attentionCases(dev, bw, reps) : [];
   const mlp = process.argv.includes('--mlp') ? await mlpCases(dev, bw, reps) : [];
-  const receipt = {
-    benchmark: 'kernels',
-    date: new Date().toISOString(),
-    machine: hostname(),
-    adapter: describeAdapter(dev.caps),
-    adapterInfo: dev.caps.adapterInfo,
-    commit: receiptCommit(),
-    dawnArgs: dev.dawnArgs,
-    readBandwidthBytesPerSecond: Math.round(bw),
-    readBandwidth,
-    linearTunables,
-    method: 'inPassMs: GPU time of the repetitions back to back in one compute pass / repetitions (fractions and TFLOP/s use it); aloneMedianMs: median of each call timed in its own pass; weights rotate over copies totalling >= 256 MB; bytes = weights + x + y',
-    results,
-    attention,
-    mlp,
-  };
-  writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
+  save(attention, mlp, true);
   console.log(`wrote ${out}`);
   dev.destroy();
 }
