@@ -80,6 +80,9 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     ['q8_0', 70, 512, { rowsLaneAct: 'on' }],
     ['q8_0', 33, 14336, { gemvRowBlock: 8, rowsLaneAct: 'on' }],
     ['q8_0', 40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }],
+    ['q6_k', 70, 512, { rowsLaneAct: 'on' }],
+    ['q6_k', 37, 14336, { q6Wide: 'on', gemvRowBlock: 8, rowsLaneAct: 'on' }],
+    ['q4_k', 4104, 4096, { rowsLaneAct: 'on' }],
   ] as const)('%s M=1 N=%i K=%i on int8 activations (rows mode) %o', async (fmt, N, K, tunables) => {
     const r = new Rng(`linear-gemv-quant/rows/${fmt}/${N}x${K}`);
     const x = r.floats(K);
