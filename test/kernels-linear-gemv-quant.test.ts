@@ -76,7 +76,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     // Q4_K at 4096 <= N < 65536, K >= 4096 (q4k_rows, tunable gemvQ4Rows): one 16-byte nibble slot a lane a row
     ['q4_k', 4104, 4096, {}], // 2 teams of 128 lanes; the last workgroup's rows half past N
     ['q4_k', 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // one team of 128 lanes, 8 rows a workgroup
-    // rowsLaneAct: each lane rounds its own blocks of 32 (no prologue, no barrier before the walk)
+    // rowsLaneAct: each lane rounds its own activations (Q8_0 blocks of 32; Q6_K, Q4_K runs of 16 with the partner lane's maxima)
     ['q8_0', 70, 512, { rowsLaneAct: 'on' }],
     ['q8_0', 33, 14336, { gemvRowBlock: 8, rowsLaneAct: 'on' }],
     ['q8_0', 40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }],
