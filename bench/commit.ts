@@ -3,6 +3,8 @@
  * HEAD. */
 import { execSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
 
 const git = (args: string) => execSync(`git ${args}`, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
 
@@ -32,4 +34,18 @@ export function receiptCommitState(): { commit: string; dirty: boolean | null } 
   } catch {
     return { commit, dirty: null };
   }
+}
+
+/** The fields every benchmark receipt opens with: what ran, when, where (host, adapter, Dawn's options) and at which
+ * commit. */
+export function receiptHeader(benchmark: string, dev: TesseraDevice): Record<string, unknown> {
+  return {
+    benchmark,
+    date: new Date().toISOString(),
+    machine: hostname(),
+    adapter: describeAdapter(dev.caps),
+    adapterInfo: dev.caps.adapterInfo,
+    commit: receiptCommit(),
+    dawnArgs: dev.dawnArgs ?? [],
+  };
 }

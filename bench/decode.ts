@@ -8,7 +8,6 @@
  * compiled step: the step timed with that kernel's dispatches left out; see marginalCosts) [--probe-glu JSON] (instead of the decode runs: see probeGlu)
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
 import { decoderConfigFromHF, type DecoderConfig } from '../src/models/config.ts';
 import { Decoder } from '../src/models/decoder.ts';
@@ -22,7 +21,7 @@ import { kernelTotals, Recorder, type Step } from '../src/gpu/recorder.ts';
 import { queueIdle } from '../src/gpu/wait.ts';
 import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
 import { PRESETS } from './presets.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 import { readConfig } from '../src/config.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import { storageBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
@@ -363,8 +362,6 @@ else {
   results.push({ model: 'models/default', quant: 'f32', storage: m.weights.storage, decoder: decoderPaths(m.decoder), bytesPerToken: bpt, ...r, fractionOfReadBandwidth: (r.decodeTokensPerSecond * bpt) / bandwidth });
   m.destroy();
 }
-const commit = receiptCommit();
-
 /** Which of the decoder's single-token paths a model took (layers or GEMVs a step), for the receipt. */
 function decoderPaths(d: Decoder) {
   return {
@@ -384,15 +381,9 @@ function decoderPaths(d: Decoder) {
   };
 }
 const receipt = {
-  benchmark: 'decode',
-  date: new Date().toISOString(),
-  machine: hostname(),
-  adapter: describeAdapter(dev.caps),
-  adapterInfo: dev.caps.adapterInfo,
-  commit,
+  ...receiptHeader('decode', dev),
   readBandwidthBytesPerSecond: bandwidth,
   readBandwidth,
-  dawnArgs: dev.dawnArgs ?? [],
   decodeDepth: readConfig().decodeDepth,
   decodeBatch: readConfig().decodeBatch,
   ...(quants.includes('q4k_m') ? { q6kLayers } : {}),

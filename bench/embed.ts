@@ -8,11 +8,10 @@
  * summed per kernel label: gpuMsTotal and the largest kernels, to set against the wall time.
  */
 import { writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Encoder, encoderConfigFromHF, encoderTensorShapes } from '../src/models/encoder.ts';
 import { kernelTotals, type KernelTime } from '../src/gpu/recorder.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -63,11 +62,7 @@ writeFileSync(
   out,
   JSON.stringify(
     {
-      benchmark: 'embed',
-      date: new Date().toISOString(),
-      machine: hostname(),
-      adapter: describeAdapter(dev.caps),
-      commit: receiptCommit(),
+      ...receiptHeader('embed', dev),
       model: 'BERT-base shapes (random weights)',
       weights,
       method: 'wall time of Encoder.forwardBatch (ids upload, one compiled program, hidden states [batch x seq x 768] read back) after a compiling run; median of the repetitions. gpuMsTotal / kernels: one further forward with per-dispatch timestamps, summed per kernel label (largest 12)',

@@ -34,7 +34,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { measureReadBandwidthDetail } from './bandwidth.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 import { heatGpu, lines, type RecordCalls, spanMsPerCall } from './gpu-bench.ts';
 import { f16ToF32, f32ToF16 } from '../src/formats/f16.ts';
 import { dequantizeQ4_K } from '../src/formats/quant/q4_k.ts';
@@ -485,6 +485,6 @@ for (const format of formats)
     for (const b of [xqBuf, dxBuf, yBuf]) b.destroy();
   }
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'gemv-layout', date: new Date().toISOString(), adapter: describeAdapter(dev.caps), commit: receiptCommit(), readBandwidthBytesPerSecond: Math.round(bw.bytesPerSecond), n, method: 'see the header of bench/gemv-layout.ts', results }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ ...receiptHeader('gemv-layout', dev), readBandwidthBytesPerSecond: Math.round(bw.bytesPerSecond), n, method: 'see the header of bench/gemv-layout.ts', results }, null, 2) + '\n');
   console.log(`wrote ${out}`);
 }

@@ -12,7 +12,6 @@
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
  */
 import { writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { ContractError } from '../src/contracts/index.ts';
 import { readBuffer, USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
@@ -22,7 +21,7 @@ import { uniformBytes } from '../src/contracts/plan.ts';
 import { planOp, recordPlan } from '../src/selftest/launch.ts';
 import type { Plan } from '../src/contracts/plan.ts';
 import { describeReadBandwidth, measureReadBandwidthDetail } from './bandwidth.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 import { fillWeights, heatGpu, spanMsPerCall } from './gpu-bench.ts';
 import { loadOrt, timeMatMulNBits } from './ort-matmulnbits.ts';
 import { gpuWait } from '../src/gpu/wait.ts';
@@ -670,13 +669,7 @@ async function main() {
   // limit still leaves the cases it finished
   const save = (attention: unknown[], mlp: unknown[], complete: boolean) => {
     const receipt = {
-      benchmark: 'kernels',
-      date: new Date().toISOString(),
-      machine: hostname(),
-      adapter: describeAdapter(dev.caps),
-      adapterInfo: dev.caps.adapterInfo,
-      commit: receiptCommit(),
-      dawnArgs: dev.dawnArgs,
+      ...receiptHeader('kernels', dev),
       readBandwidthBytesPerSecond: Math.round(bw),
       readBandwidth,
       linearTunables,

@@ -8,7 +8,6 @@
  */
 import { serve } from '@hono/node-server';
 import { writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
 import { loadModel, type LoadedModel } from '../src/models/load.ts';
@@ -16,7 +15,7 @@ import { randomModel } from '../src/models/random-weights.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { createServerApp } from '../src/server/app.ts';
 import { PRESETS } from './presets.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -112,11 +111,7 @@ async function main() {
     console.log(JSON.stringify(row));
   }
   const receipt = {
-    benchmark: 'serve',
-    date: new Date().toISOString(),
-    machine: hostname(),
-    adapter: describeAdapter(dev.caps),
-    commit: receiptCommit(),
+    ...receiptHeader('serve', dev),
     model: name,
     workload: { promptTokens: promptLen, maxTokens, requestsPerClient: perClient, temperature: 0.8, endpoint: '/v1/completions (stream, token-id prompts)' },
     method: 'clients run their requests back to back; the server runs one request at a time (FIFO); TTFT = request start to the first chunk after the prompt',
