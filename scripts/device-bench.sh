@@ -60,14 +60,14 @@ for s in "${steps[@]}"; do
       on='{"linear":{"q80Planes":"on"}}'
       LIMIT=180 PRESETS=${PRESETS:-llama-8b} QUANT=q8_0 PREFILL='' decode_points q80-planes-decode blocks:'{}' planes:"$on" blocks2:'{}' planes2:"$on" ;;
     # rowsLaneAct (the rows GEMVs on f32 activations round them in each lane: no prologue through workgroup memory)
-    # off and on: production's `linear` at M = 1 in Q8_0, Q4_K and Q6_K, then the 8B Q8_0 decode, alternated twice;
+    # off and on: production's `linear` at M = 1 in Q8_0, Q4_K and Q6_K, then the 8B Q8_0 and Q4_K decodes, alternated twice;
     # lane-act-decode: the 8B Q4_K and Q4_K_M decodes, alternated twice
     lane-act)
       shapes=4096x14336,14336x4096
       run lane-act-off 150 node --import tsx bench/kernels.ts --formats q8_0,q4_k,q6_k --m 1 --shapes $shapes --reps 10 --out "$OUT/kernels-lane-act-off.json"
       run lane-act-on 150 node --import tsx bench/kernels.ts --formats q8_0,q4_k,q6_k --m 1 --shapes $shapes --reps 10 --linear-tunables '{"rowsLaneAct":"on"}' --out "$OUT/kernels-lane-act-on.json"
       on=$(same_tunable rowsLaneAct on linear linear_fused)
-      LIMIT=120 QUANT=q8_0 PREFILL='' decode_points lane-act defaults:'{}' laneact:"$on" defaults2:'{}' laneact2:"$on" ;;
+      LIMIT=150 QUANT=q8_0,q4k PREFILL='' decode_points lane-act defaults:'{}' laneact:"$on" defaults2:'{}' laneact2:"$on" ;;
     lane-act-decode)
       on=$(same_tunable rowsLaneAct on linear linear_fused)
       LIMIT=140 QUANT=q4k,q4k_m PREFILL='' decode_points lane-act-decode defaults:'{}' laneact:"$on" defaults2:'{}' laneact2:"$on" ;;
