@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode q4k-planes q4k-planes-decode lane-act lane-act-decode
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode q4k-planes q4k-planes-decode
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -59,18 +59,6 @@ for s in "${steps[@]}"; do
     q80-planes-decode)
       on='{"linear":{"q80Planes":"on"}}'
       LIMIT=180 PRESETS=${PRESETS:-llama-8b} QUANT=q8_0 PREFILL='' decode_points q80-planes-decode blocks:'{}' planes:"$on" blocks2:'{}' planes2:"$on" ;;
-    # rowsLaneAct (the rows GEMVs on f32 activations round them in each lane: no prologue through workgroup memory)
-    # off and on: production's `linear` at M = 1 in Q8_0, Q4_K and Q6_K, then the 8B Q8_0 and Q4_K decodes, alternated twice;
-    # lane-act-decode: the 8B Q4_K and Q4_K_M decodes, alternated twice
-    lane-act)
-      shapes=4096x14336,14336x4096
-      run lane-act-off 150 node --import tsx bench/kernels.ts --formats q8_0,q4_k,q6_k --m 1 --shapes $shapes --reps 10 --out "$OUT/kernels-lane-act-off.json"
-      run lane-act-on 150 node --import tsx bench/kernels.ts --formats q8_0,q4_k,q6_k --m 1 --shapes $shapes --reps 10 --linear-tunables '{"rowsLaneAct":"on"}' --out "$OUT/kernels-lane-act-on.json"
-      on=$(same_tunable rowsLaneAct on linear linear_fused)
-      LIMIT=150 QUANT=q8_0,q4k PREFILL='' decode_points lane-act defaults:'{}' laneact:"$on" defaults2:'{}' laneact2:"$on" ;;
-    lane-act-decode)
-      on=$(same_tunable rowsLaneAct on linear linear_fused)
-      LIMIT=140 QUANT=q4k,q4k_m PREFILL='' decode_points lane-act-decode defaults:'{}' laneact:"$on" defaults2:'{}' laneact2:"$on" ;;
     # production's Q4_K GEMVs (M = 1) and prefill GEMMs on the GGUF blocks and on the planes (q4_k_planes), alternated
     q4k-planes) run q4k-planes 300 node --import tsx bench/kernels.ts --formats q4_k,q4_k_planes,q4_k,q4_k_planes --m 1,512 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q4k-planes.json" ;;
     # the 8B Q4_K decode and 512-token prefill with the weights repacked in planes at load (linear q4kPlanes on) against

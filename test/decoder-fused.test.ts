@@ -210,40 +210,6 @@ describe('Llama on Q4_K weights repacked in planes at load (linear tunable q4kPl
   });
 });
 
-describe('Llama on Q4_K weights with the rows GEMVs rounding their activations in each lane (tunable rowsLaneAct)', () => {
-  const tun = tunablesSwitch();
-  const gpu = (rowsLaneAct: string) => ({
-    ...Object.fromEntries(['linear_glu_q8', 'linear_q8', 'linear_rope_kv'].map((op) => [op, { cpuMapping: 'off' }])),
-    linear_fused: { cpuMapping: 'off', rowsLaneAct },
-    linear: { cpuMapping: 'off', rowsLaneAct },
-  });
-  let lanes: LoadedModel;
-  let prologue: LoadedModel;
-  beforeAll(() => {
-    const cfg = decoderConfigFromHF(LLAMA, 'test config');
-    const build = (rowsLaneAct: string) => {
-      tun.set(gpu(rowsLaneAct));
-      return randomModel(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label: `random q4k (rowsLaneAct ${rowsLaneAct})` });
-    };
-    lanes = build('on');
-    prologue = build('off');
-  });
-  afterAll(tun.restore);
-
-  it('the same logits, one token at a time: o_proj (rows mode, no norm) rounds the same int8 activations either way', async (ctx) => {
-    if (prologue.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): the int8 GEMVs need subgroups; the GPU lane runs it`);
-    expect(decoderPathsOf(lanes)).toEqual(decoderPathsOf(prologue));
-    // a block's scale is the max of its |a| however it is found, so the int8 activations and every sum after them are
-    // the same: equal to the last bit (a block scale from the wrong partner lane gives ~1e-2)
-    const ids = [5, 17, 42, 100, 7, 250];
-    tun.set(gpu('on'));
-    const a = (await computeLogits(lanes, ids, { tokenByToken: true })).all;
-    tun.set(gpu('off'));
-    const b = (await computeLogits(prologue, ids, { tokenByToken: true })).all;
-    expect(maxRelErr(a, b)).toBe(0);
-  });
-});
-
 describe("Llama on llama.cpp's Q4_K_M mix of Q4_K and Q6_K: fused layers with q|k and v apart vs the separate ops", () => {
   // 3 layers: layer 2 keeps v_proj and down_proj in Q6_K (q4kmKeepsQ6K), as does the LM head; K = 512 and 1024 reach
   // the Q6_K int8 rows GEMV (K a multiple of 512) where the device has it

@@ -188,11 +188,6 @@ describe('linear_fused vs the CPU reference', () => {
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
     [2, 37, 768, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
-    // rowsLaneAct: each lane rounds its slot's two runs of 16, each block's scale joined with the partner lane's run
-    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16, rowsLaneAct: 'on' }],
-    [2, 70, 1024, 'none', 'silu', 1, { rowsLaneAct: 'on' }],
-    [3, 33, 2304, 'none', 'silu', 1, { gemvRowBlock: 12, gemvRunSums: 'off', rowsLaneAct: 'on' }], // 72 slots on 96 lanes
-    [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }],
     // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N
@@ -232,12 +227,6 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }], // 72 blocks: 96 lanes
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }], // 2 teams of 128 lanes
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
-    // rowsLaneAct: each lane rounds its own blocks (no prologue); rmsnorm's sum of squares over the lanes' own blocks
-    [1, 70, 512, 'none', 'silu', 1, { rowsLaneAct: 'on' }], // half the lanes past the row: their blocks dropped
-    [2, 37, 768, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }], // 24 blocks, 32 lanes: 8 past the row add no squares
-    [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8, rowsLaneAct: 'on' }], // glu keeps its prologue
-    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }], // one team's sums
-    [2, 20, 1280, 'rmsnorm', 'silu', 0, { gemvRowBlock: 4, gemvWorkgroup: 16, rowsLaneAct: 'on' }], // 3 blocks a lane
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
@@ -251,7 +240,6 @@ describe('linear_fused vs the CPU reference', () => {
     [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }],
     [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }],
     [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
-    [2, 37, 768, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }],
   ] as const)('q8_0_planes on int8 activations M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables, true);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
@@ -273,13 +261,6 @@ describe('linear_fused vs the CPU reference', () => {
     // K > 8192: 32 rows in one team by default (q6RowBlock 0); 272 slots on 288 lanes
     [1, 40, 8704, 'rmsnorm', 'silu', 1, {}],
     [1, 37, 8704, 'none', 'silu', 0, { q6RowBlock: 8 }],
-    // rowsLaneAct: each lane rounds its slot's two runs of 16, each block's scale joined with the partner lane's run
-    [1, 70, 512, 'none', 'silu', 1, { rowsLaneAct: 'on' }], // 16 slots on 32 lanes: half past the row
-    [2, 37, 1024, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }],
-    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }],
-    [3, 33, 1536, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8, rowsLaneAct: 'on' }], // glu keeps its prologue
-    [2, 37, 4096, 'rmsnorm', 'silu', 0, { q6Wide: 'on', gemvRowBlock: 32, gemvTeams: 2, rowsLaneAct: 'on' }], // 4 runs a slot
-    [1, 37, 8704, 'rmsnorm', 'silu', 0, { rowsLaneAct: 'on' }], // 272 slots on 288 lanes
   ] as const)('q6_k on int8 activations (gemvQ6KInt8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q6_k', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q6k_norm_rows' : 'q6k_plain_rows');
