@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-math rows-split head-math rows-retune rows-exact rows-imad decode-8b-q4k head-imad rows-xor q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode q4k-planes q4k-planes-decode
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-retune rows-exact decode-8b-q4k q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode q4k-planes q4k-planes-decode
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -217,22 +217,6 @@ for s in "${steps[@]}"; do
       sc=$(same_tunable rowsReduce scatter linear linear_fused linear_glu_q8 linear_q8 linear_rope_kv)
       PREFILL='' decode_points rows-reduce defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc"
       PRESETS=llama-1b-128k PREFILL='' decode_points rows-reduce-1b defaults:'{}' scatter:"$sc" defaults2:'{}' scatter2:"$sc" ;;
-    # the Q4_K rows GEMVs' slot products through slotLean (tunable rowsMath lean: no branch on the sub-block pair, the
-    # activation scales on the integer sums) against slot(): a layer's chain each way, then the 8B Q4_K decode alternated
-    rows-math)
-      run rows-math-kernels 200 node --import tsx bench/kernels.ts --formats '' --mlp --mlp-points '{"glu":[],"q8":[]}' --mlp-chains '{"layer":["qkv","att","oN","gluR","downR"],"layerLean":[["qkv",{"rowsMath":"lean"}],"att",["oN",{"rowsMath":"lean"}],["gluR",{"rowsMath":"lean"}],["downR",{"rowsMath":"lean"}]],"layer2":["qkv","att","oN","gluR","downR"],"layerLean2":[["qkv",{"rowsMath":"lean"}],"att",["oN",{"rowsMath":"lean"}],["gluR",{"rowsMath":"lean"}],["downR",{"rowsMath":"lean"}]]}' --reps 20 --out "$OUT/kernels-rows-math.json"
-      ln=$(same_tunable rowsMath lean linear linear_fused linear_glu_q8 linear_q8 linear_rope_kv)
-      PREFILL='' decode_points rows-math defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
-    # the defaults (slotLean in gate|up and down only) against slotLean in every Q4_K rows GEMV, 8B Q4_K alternated
-    rows-split)
-      ln=$(same_tunable rowsMath lean)
-      PREFILL='' decode_points rows-split defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" ;;
-    # the LM head and the other subgroup-item GEMVs through slotLean (linear_fused gemvMath lean) and, with the rows
-    # GEMVs, through its bit-cast conversions (magic), against the defaults: 8B Q4_K alternated
-    head-math)
-      hl='{"linear_fused":{"gemvMath":"lean"}}'
-      mg='{"linear_fused":{"rowsMath":"magic","gemvMath":"magic"},"linear_glu_q8":{"rowsMath":"magic"},"linear_q8":{"rowsMath":"magic"},"linear_rope_kv":{"rowsMath":"magic"}}'
-      PREFILL='' decode_points head-math defaults:'{}' headlean:"$hl" magic:"$mg" defaults2:'{}' headlean2:"$hl" magic2:"$mg" ;;
     # the rows GEMVs' work splits measured again with the leaner slot math (tuned before it): gate|up in 1 and 4 teams,
     # down at 8 and 32 rows a workgroup, q|k|v in 1 team; 8B Q4_K alternated with the defaults
     rows-retune)
@@ -243,19 +227,6 @@ for s in "${steps[@]}"; do
     rows-exact)
       off=$(same_tunable rowsExact off)
       PREFILL='' decode_points rows-exact exact:'{}' off:"$off" exact2:'{}' off2:"$off" exact3:'{}' off3:"$off" ;;
-    # slotImad (rowsMath imad, the default since 1914a75: the sub-block scales multiplied into the integer sums, the sum
-    # folded into the fmas) against slotLean (lean) in the four rows contracts; 8B Q4_K alternated (at d31a918 the
-    # receipts' "defaults" were lean and "imad" the new form)
-    rows-imad)
-      ln=$(same_tunable rowsMath lean)
-      PREFILL='' decode_points rows-imad defaults:'{}' lean:"$ln" defaults2:'{}' lean2:"$ln" defaults3:'{}' lean3:"$ln" ;;
-    # rowsMath xor (slotImad with the high nibbles taken without a shift) against slotImad (the default) in the
-    # four rows contracts; 8B Q4_K alternated
-    rows-xor)
-      xo=$(same_tunable rowsMath xor)
-      PREFILL='' decode_points rows-xor defaults:'{}' xor:"$xo" defaults2:'{}' xor2:"$xo" ;;
-    # the LM head's subgroup-item walk through slotImad (linear_fused gemvMath imad) against slot() (the default); 8B Q4_K
-    head-imad) hi='{"linear_fused":{"gemvMath":"imad"}}'; PREFILL='' decode_points head-imad defaults:'{}' imad:"$hi" defaults2:'{}' imad2:"$hi" ;;
     # Q6_K in wide slots (tunable q6Wide: 64 values a lane, 19 words) against 32-value slots: the linear GEMV table's
     # Q6_K rows and the 8B Q4_K_M decode (its LM head and half its down_proj layers Q6_K), alternated
     q6-wide)

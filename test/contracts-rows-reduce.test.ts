@@ -2,8 +2,8 @@
  * The gemv-q8a rows variants' reduction and slot math as the contracts choose them (no GPU: plans resolved against the
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
- * slotImad by default (slotLean, "magic": slotLean with its integers made f32 by their bits, or slot() where asked), and the slots indexed exactly where a team's lanes
- * hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
+ * slotImad in rows mode and slot() in the subgroup-item walk (fixed since the other forms were measured and dropped), and
+ * the slots indexed exactly where a team's lanes hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -58,24 +58,16 @@ describe('rows-mode reduction and slot math', () => {
     expect(p.derived.rowsReduce).toBe('add');
   });
 
-  it('takes slotImad by default, slotLean, slot() or the bit-cast conversions where asked', () => {
+  it('takes slotImad in rows mode; the dropped slot-math tunables are refused by name', () => {
     const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
     const imad = (p: ReturnType<typeof down>) => /acc\[0\] = (select\(acc\[0\], )?slotImad\(acc\[0\], /.test(wgsl(p));
-    const lean = (p: ReturnType<typeof down>) => /\+= (select\(0\.0, )?slotLean\(/.test(wgsl(p));
     expect(imad(down({}))).toBe(true);
-    expect(lean(down({ rowsMath: 'lean' }))).toBe(true);
-    expect(imad(down({ rowsMath: 'lean' }))).toBe(false);
-    expect(lean(down({ rowsMath: 'base' })) || imad(down({ rowsMath: 'base' }))).toBe(false);
+    expect(wgsl(down({}))).not.toMatch(/\+= (select\(0\.0, )?slot\(|slotLean/);
     const o = oProj({});
     expect(o.variant).toMatch(/rows/);
     expect(imad(o)).toBe(true);
-    expect(lean(oProj({ rowsMath: 'lean' }))).toBe(true);
-    expect(imad(oProj({ rowsMath: 'base' }))).toBe(false);
-    // "magic": slotLean with byteF32 / sumF32 for f32()
-    expect(wgsl(down({}))).not.toContain('byteF32');
-    const magic = wgsl(down({ rowsMath: 'magic' }));
-    expect(lean(down({ rowsMath: 'magic' }))).toBe(true);
-    expect(magic).toContain('byteF32(k.x & 0xffu) * (dl * sumF32(dot16(q, 0u, xl)))');
+    expect(() => down({ rowsMath: 'lean' })).toThrow(/rowsMath/);
+    expect(() => oProj({ gemvMath: 'lean' })).toThrow(/gemvMath/);
   });
 
   it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {
@@ -85,25 +77,19 @@ describe('rows-mode reduction and slot math', () => {
     expect(exact).toContain('acc[0] = slotImad(acc[0], ');
     expect(exact).not.toMatch(/select\(acc\[0\], slotImad\(|let ok0 =/);
     expect(exact).toContain('let s0 = lt + 0u;');
-    expect(wgsl(down({ rowsMath: 'lean' }))).toContain('acc[0] += slotLean(');
     for (const src of [wgsl(down({ rowsExact: 'off' })), wgsl(down({ gemvWorkgroup: 16, gemvRowBlock: 16 }, h200, 1280))]) {
       // off, or 40 slots over 16 lanes of 3 (48): the slots past the row's end clamped, their products dropped
       expect(src).toContain('acc[0] = select(acc[0], slotImad(acc[0], ');
       expect(src).toContain('let s0 = min(lt + 0u, last);');
     }
-    expect(wgsl(down({ rowsExact: 'off', rowsMath: 'lean' }))).toContain('acc[0] += select(0.0, slotLean(');
   });
 
-  it('takes slot() in the subgroup-item walk by default, slotLean under gemvMath', () => {
-    const items = (t: Record<string, string | number>) => {
-      const p = oProj({ gemvRowBlock: -1, ...t });
-      expect(p.variant).not.toMatch(/rows/);
-      return renderPassShader(p, p.passes[p.passes.length - 1]!);
-    };
-    expect(items({})).toMatch(/\+= select\(0\.0, slot\(/);
-    expect(items({ gemvMath: 'lean' })).toMatch(/\+= select\(0\.0, slotLean\(/);
-    expect(items({ gemvMath: 'magic' })).toContain('sumF32(dot16(q, 4u, xh))');
-    expect(items({ gemvMath: 'imad' })).toContain('= select(acc[0], slotImad(acc[0], ');
+  it('takes slot() in linear_fused\'s subgroup-item walk', () => {
+    const p = oProj({ gemvRowBlock: -1 });
+    expect(p.variant).not.toMatch(/rows/);
+    const src = renderPassShader(p, p.passes[p.passes.length - 1]!);
+    expect(src).toMatch(/\+= select\(0\.0, slot\(/);
+    expect(src).not.toContain('slotImad');
   });
 
   it('takes Q6_K in wide slots where asked (q6Wide): 64 values a lane, half the lanes a row', () => {

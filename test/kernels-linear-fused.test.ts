@@ -175,19 +175,13 @@ describe('linear_fused vs the CPU reference', () => {
     [2, 70, 1024, 'none', 'silu', 1, {}], // prologue none: rows mode by default (16 rows, 4 teams where the device allows)
     [1, 40, 4096, 'glu', 'silu', 1, { gemvPipeline: 'on', gemvRunSums: 'on', gemvWorkgroup: 64 }], // several loop turns
     [2, 70, 1024, 'rmsnorm', 'silu', 0, { gemvPipeline: 'on', gemvWorkgroup: 32 }], // prologue loads in several batches
-    [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvMath: 'lean' }], // a slot's products through slotLean (slot() by default here)
-    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvMath: 'magic' }], // slotLean, its integers made f32 by their bits
-    [3, 33, 256, 'none', 'silu', 1, { gemvRowBlock: -1, gemvUnroll: 3, gemvMath: 'lean', gemvPipeline: 'off' }],
-    [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'magic' }], // an LM head's rows (q8a_norm_fused) through slotLean
-    [2, 37, 768, 'glu', 'silu', 0, { gemvCols: 3, gemvMath: 'imad' }], // slotImad: the scales in the integer sums
-    [1, 65537, 256, 'rmsnorm', 'silu', 0, { gemvMath: 'xor' }], // the LM head's walk through slotImad's "xor" form
+    [3, 33, 256, 'none', 'silu', 1, { gemvRowBlock: -1, gemvUnroll: 3, gemvPipeline: 'off' }],
     // rows mode: a block of gemvRowBlock rows a workgroup, the activation slots in registers
     [1, 70, 512, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16 }],
     [2, 37, 768, 'glu', 'silu', 0, { gemvRowBlock: 8, gemvTeams: 2 }],
     [3, 33, 2304, 'none', 'silu', 1, { gemvRowBlock: 12, gemvRunSums: 'off' }], // 72 slots: 96 lanes; sums recomputed
     [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, gemvPipeline: 'off' }], // 2 teams of 128 lanes
     [2, 37, 768, 'rmsnorm', 'silu', 1, { gemvRowBlock: 16, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
-    [1, 90, 4096, 'rmsnorm', 'silu', 0, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
     // the LM head's rows mode (headRowBlock, headTeams: rmsnorm prologue over more than 8192 rows); off by default
     [1, 8320, 256, 'rmsnorm', 'silu', 0, { headRowBlock: 32 }], // 4 teams of 32 lanes
     [2, 8200, 512, 'rmsnorm', 'silu', 1, { headRowBlock: 16, headTeams: 2 }], // the last block's half past N

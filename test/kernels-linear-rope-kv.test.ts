@@ -63,10 +63,6 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [2, 3, 1, 32, 768, 1, 'float32', 3, { handoff: 1, normHandoff: 'on', handoffRowBlock: 24 }], // 40 items: the last block's half past N
     [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2 }],
     [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2, rowsReduce: 'add' }], // the rows' sums by subgroupAdd
-    [1, 8, 2, 128, 4096, 0, 'float16', 7, { handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2, rowsMath: 'base' }], // slot() (slotImad by default)
-    [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2, rowsMath: 'magic' }], // integers made f32 by their bits
-    [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2, rowsMath: 'lean' }], // slotLean (slotImad by default)
-    [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2, rowsMath: 'xor' }], // slotImad's "xor" form
     [2, 3, 1, 32, 768, 1, 'float32', 3, { gemvRowBlock: 24, gemvTeams: 2, rowsReduce: 'add' }],
     // a Q4_K_M layer's two calls (heads, fmt: not tunables): q|k (Q4_K), v (Q6_K, rows mode; or Q4_K)
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'qk', ropeKvSplit: 'on' }],

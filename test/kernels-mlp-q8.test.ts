@@ -49,10 +49,6 @@ describe('linear_glu_q8 (gate|up GEMV writing int8 activations) vs the CPU refer
     [2, 64, 2048, 'gelu_tanh', { gemvRowBlock: 128, gemvTeams: 2 }], // 2 teams of 64 lanes, 64 rows each
     [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2 }], // 2 teams of 128 lanes (one slot a lane)
     [2, 96, 512, 'silu', { gemvRowBlock: 64, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
-    [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
-    [2, 96, 512, 'gelu_tanh', { gemvRowBlock: 64, rowsMath: 'magic' }], // integers made f32 by their bits
-    [2, 96, 512, 'gelu_tanh', { gemvRowBlock: 64, rowsMath: 'lean' }], // slotLean: the scales converted (slotImad by default)
-    [1, 128, 4096, 'silu', { gemvRowBlock: 64, gemvTeams: 2, rowsMath: 'xor' }], // slotImad's "xor" form
   ] as const)('M=%i I=%i K=%i %s %o', async ([M, I, K, activation, tun], ctx) => {
     const r = new Rng(`linear_glu_q8/${M}x${I}x${K}/${activation}`);
     const x = r.floats(M * K);
@@ -127,13 +123,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [3, 20, 1280, 1, { gemvRowBlock: 24, gemvWorkgroup: 16 }], // 3 slots a lane; 16 lanes walk the block's 24 outputs
     [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
     [2, 37, 14336, 0, { rowsReduce: 'add' }],
-    [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
-    [2, 37, 14336, 0, { rowsMath: 'base', rowsReduce: 'add' }],
-    [2, 37, 14336, 1, { rowsMath: 'magic' }], // slotLean with its integers made f32 by their bits
-    [2, 37, 14336, 1, { rowsMath: 'lean' }], // slotLean, slots indexed exactly (the team's lanes hold the 448 slots exactly)
     [2, 37, 14336, 1, { rowsExact: 'off' }], // slotImad, the slots clamped and selected (exact by default)
-    [2, 37, 14336, 1, { rowsMath: 'xor' }], // slotImad's "xor" form: the high nibbles by (w & 0xf0) ^ 0x80
-    [1, 70, 2304, 1, { gemvRowBlock: 32, gemvWorkgroup: 96, rowsMath: 'xor' }], // the "xor" form, clamped and selected
   ] as const)('M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     await linearQ8Case('q4_k', M, N, K, accumulate, tun, ctx);
   });

@@ -58,14 +58,6 @@ describe('the norm handoff out of the GEMVs that write h', () => {
     ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2 }],
     ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }], // the rows' sums by subgroupAdd (scatter by default)
     ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsReduce: 'add' }],
-    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsMath: 'base' }], // a slot's products through slot() (slotImad by default)
-    ['linear_fused', 1, 64, 512, 1, { rowsMath: 'magic' }], // slotLean with its integers made f32 by their bits
-    ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'base' }],
-    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsMath: 'magic' }],
-    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsMath: 'lean' }], // slotLean (slotImad by default)
-    ['linear_fused', 1, 64, 512, 1, { rowsMath: 'lean' }], // slotLean, clamped and selected (16 slots over 32 lanes)
-    ['linear_q8', 1, 80, 14336, 1, { gemvRowBlock: 32, rowsMath: 'xor' }], // slotImad's "xor" form on the handoff's run sums
-    ['linear_fused', 2, 112, 1024, 1, { gemvRowBlock: 32, gemvTeams: 2, rowsMath: 'xor' }], // slotImad's "xor" form, run sums of the prologue
     ['linear_fused', 1, 48, 256, 0, { gemvRowBlock: 64, gemvTeams: 1 }], // one block, past N from 48
   ] as const)('%s M=%i N=%i K=%i accumulate %i %o', async ([op, M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`handoff-out/${op}/${M}x${N}x${K}`);
