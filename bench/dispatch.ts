@@ -44,7 +44,7 @@ import { STORAGE_USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 import { chunkShader, readShader } from './bandwidth.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 import { lines } from './gpu-bench.ts';
 
 const args = process.argv.slice(2);
@@ -331,7 +331,7 @@ for (const [k, v] of Object.entries(q80Reads)) console.log(`  read ${k}: ${v.us}
 for (const [k, v] of Object.entries(kvReads)) console.log(`  read ${k} (KV-shaped, best of two): ${v.us} us, ${v.GBs} GB/s a dispatch`);
 const out = args.indexOf('--out') >= 0 ? args[args.indexOf('--out') + 1] : undefined;
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'dispatch', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads, q80ShapedReads: q80Reads, kvShapedReads: kvReads }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ ...receiptHeader('dispatch', dev), bytes, copies, n, pfBytes, pfCopies, latIters, method: 'see the header of bench/dispatch.ts: one compute pass per case, pass-span timestamps, best of 5', figures, readPatternsGBs: patterns, gemvShapedReads: gemvReads, q80ShapedReads: q80Reads, kvShapedReads: kvReads }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);

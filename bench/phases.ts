@@ -29,7 +29,7 @@
 import { writeFileSync } from 'node:fs';
 import { STORAGE_USAGE, USAGE } from '../src/gpu/buffers.ts';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--help')) {
@@ -269,7 +269,7 @@ console.log(`${adapter}: ${layers} layers of phases [${layerPhases.map((p) => (p
 for (const [k, f] of Object.entries(figures)) console.log(`  ${k}: ${f.usPerLayer} us a layer, ${f.GBs} GB/s (${f.dispatches} dispatches; check ${checks[k] ?? '-'})`);
 const out = argOf('--out');
 if (out) {
-  writeFileSync(out, JSON.stringify({ benchmark: 'phases', date: new Date().toISOString(), adapter, commit: receiptCommit(), layers, layerPhases, latIters, rounds, method: 'see the header of bench/phases.ts: one compute pass per way, pass-span timestamps, best of the rounds, the ways alternated', figures, checks, times }, null, 2) + '\n');
+  writeFileSync(out, JSON.stringify({ ...receiptHeader('phases', dev), layers, layerPhases, latIters, rounds, method: 'see the header of bench/phases.ts: one compute pass per way, pass-span timestamps, best of the rounds, the ways alternated', figures, checks, times }, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
 process.exit(0);

@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { createDevice, describeAdapter } from '../src/gpu/device.ts';
-import { receiptCommit } from './commit.ts';
+import { receiptHeader } from './commit.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
@@ -71,7 +71,7 @@ const figures = Object.fromEntries([
 ]);
 const out = opt('--out');
 if (out) {
-  const receipt = { benchmark: 'upload', date: new Date().toISOString(), adapter, commit: receiptCommit(), bytes, method: 'mean ms of 10 round trips after 3 warm-up ones (see the header of bench/upload.ts)', msPerRoundTrip: figures };
+  const receipt = { ...receiptHeader('upload', dev), bytes, method: 'mean ms of 10 round trips after 3 warm-up ones (see the header of bench/upload.ts)', msPerRoundTrip: figures };
   writeFileSync(out, JSON.stringify(receipt, null, 2) + '\n');
   console.log(`receipt: ${out}`);
 }
