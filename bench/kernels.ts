@@ -3,13 +3,12 @@
  * Llama-3.2-1B and Llama-3.1-8B, for M = 1 (decode: GB/s as a fraction of the streaming-read bandwidth measured by the
  * same harness) and M >= 16 (prefill: TFLOP/s). Each case times the contract's choice for this device; with `--sweep`
  * the decode GEMV (gemv-subgroup.wgsl) is also timed over its tunables and the registry GEMV variants it replaces; with
- * `--sweep-pairs` the Q4_K int8 GEMVs with gemvSlotPairs on and off, alternated, at the work splits that led; with
  * `--gemm-sweep` the subgroup-matrix prefill GEMM over its staging tunables (sgmatK, sgmatPad, sgmatPrefetch, sgmatWg).
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
  * Writes a JSON receipt (rewritten after every weight case, `complete` false until the run ends). Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k] (also q8_0_planes, q4_k_planes: the blocks repacked in planes, src/formats/quant)
- * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--sweep-pairs] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
+ * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
  */
 import { writeFileSync } from 'node:fs';
 import { ContractError } from '../src/contracts/index.ts';
@@ -199,32 +198,6 @@ function fusedSweepConfigs(): Record<string, number | string>[] {
     { gemvItems: 4, gemvWorkgroup: 128, gemvCols: 2, gemvUnroll: 4 },
   ];
   return [...sweepConfigs(), ...extra];
-}
-
-/**
- * --sweep-pairs: the int8 GEMVs' slot pairs (gemvSlotPairs) on and off at the work splits that led the full sweeps
- * (fused and quant-pass), alternated so a drift between points shows as a difference between the two offs.
- */
-function pairSweepConfigs(): (readonly [string, Record<string, number | string>])[] {
-  const fused = [
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 2 },
-    // pairs at unroll 1: the default's nibble bytes in flight a lane (2 columns x 2 slots) with half its loads
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 1 },
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 4, gemvUnroll: 1 },
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 2, gemvUnroll: 4 },
-    { gemvItems: 8, gemvWorkgroup: 128, gemvCols: 4, gemvUnroll: 1 },
-    { gemvItems: 8, gemvWorkgroup: 256, gemvCols: 4, gemvUnroll: 2 },
-    { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 1 },
-  ];
-  const quant = [
-    { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 2, gemvUnroll: 2 },
-    { gemvItems: 1, gemvWorkgroup: 32, gemvCols: 4, gemvUnroll: 2 },
-  ];
-  const on = (t: Record<string, number | string>) => [{ ...t, gemvSlotPairs: 'off' }, { ...t, gemvSlotPairs: 'on' }, { ...t, gemvSlotPairs: 'off' }, { ...t, gemvSlotPairs: 'on' }];
-  return [
-    ...fused.flatMap(on).map((t) => ['q4k_gemv_q8a_fused', { ...t, gemvInt8: 'on' }] as const),
-    ...quant.flatMap(on).map((t) => ['q4k_gemv_q8a', { ...t, gemvInt8: 'on', gemvFuseQuant: 'off' }] as const),
-  ];
 }
 
 /**
@@ -655,7 +628,6 @@ async function main() {
   const linearTunables = JSON.parse(arg('linear-tunables', '{}')) as Record<string, number | string>;
   if (typeof linearTunables !== 'object' || linearTunables === null || Array.isArray(linearTunables)) throw new Error(`--linear-tunables: expected a JSON object, got ${arg('linear-tunables', '')}`);
   const sweep = process.argv.includes('--sweep');
-  const sweepPairs = process.argv.includes('--sweep-pairs');
   const gemmSweep = process.argv.includes('--gemm-sweep');
   // --ort: ONNX Runtime's WebGPU MatMulNBits (4-bit, block 32) at the Q4_K shapes, wall time per call on both sides
   const ort = process.argv.includes('--ort') ? await loadOrt() : undefined;
@@ -815,15 +787,6 @@ async function main() {
           points.sort((a, b) => a.inPassMs - b.inPassMs);
           entry.gemmSweep = points;
           for (const q of points) console.log(`  gemm sweep ${JSON.stringify(q.tunables)}: ${q.inPassMs.toFixed(4)} ms, ${q.tflops} TFLOP/s`);
-        }
-        if (sweepPairs && M === 1 && fmt === 'q4_k') {
-          const points: SweepPoint[] = [];
-          for (const [variant, tunables] of pairSweepConfigs()) {
-            const tt = await timePlan(dev, req({ variant, tunables: { ...tunables, cpuMapping: 'off' } }), x, ws, y, reps);
-            points.push({ variant, tunables, inPassMs: +tt.inPassMs.toFixed(5), medianMs: +tt.medianMs.toFixed(5), fractionOfReadBandwidth: +(bytes / (tt.inPassMs / 1000) / bw).toFixed(3) });
-            console.log(`  pairs ${variant} ${JSON.stringify(tunables)}: ${tt.inPassMs.toFixed(5)} ms`);
-          }
-          entry.sweep = points;
         }
         if (sweep && M === 1) {
           const points: SweepPoint[] = [];

@@ -58,7 +58,7 @@ describe('rows-mode reduction and slot math', () => {
     expect(p.derived.rowsReduce).toBe('add');
   });
 
-  it('takes slotImad in rows mode; the dropped slot-math tunables are refused by name', () => {
+  it('takes slotImad in rows mode; the dropped slot-math and slot-pair tunables are refused by name', () => {
     const wgsl = (p: ReturnType<typeof down>) => renderPassShader(p, p.passes[0]!);
     const imad = (p: ReturnType<typeof down>) => /acc\[0\] = (select\(acc\[0\], )?slotImad\(acc\[0\], /.test(wgsl(p));
     expect(imad(down({}))).toBe(true);
@@ -68,6 +68,7 @@ describe('rows-mode reduction and slot math', () => {
     expect(imad(o)).toBe(true);
     expect(() => down({ rowsMath: 'lean' })).toThrow(/rowsMath/);
     expect(() => oProj({ gemvMath: 'lean' })).toThrow(/gemvMath/);
+    expect(() => oProj({ gemvSlotPairs: 'on' })).toThrow(/gemvSlotPairs/);
   });
 
   it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {

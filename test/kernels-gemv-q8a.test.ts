@@ -40,12 +40,6 @@ describe('linear q4k_gemv_q8a (int8 activations)', () => {
     [1, 129, 2048, { gemvCols: 4, gemvUnroll: 3, gemvPipeline: 'off' }],
     [3, 33, 256, { gemvWorkgroup: 32, gemvRunSums: 'off' }],
     [1, 70, 4096, { gemvCols: 1, gemvUnroll: 8 }], // the deepest unroll, pipelined: 16 weight slots a lane in flight
-    // slot pairs (gemvSlotPairs): a lane takes the two slots of a sub-block pair, 32 nibble bytes
-    [2, 70, 768, { gemvSlotPairs: 'on' }], // fused, run sums and pipelined loads
-    [1, 37, 4096, { gemvSlotPairs: 'on', gemvRunSums: 'off', gemvPipeline: 'off' }], // the plain loop, sums from the runs
-    [3, 129, 2048, { gemvSlotPairs: 'on', gemvCols: 4, gemvUnroll: 3, gemvRunSums: 'off' }],
-    [1, 33, 256, { gemvSlotPairs: 'on', gemvCols: 2, gemvUnroll: 2, gemvFuseQuant: 'off' }], // the quant pass, 4 units a row
-    [2, 70, 1280, { gemvSlotPairs: 'on', gemvCols: 3, gemvItems: 2, gemvWorkgroup: 64, gemvFuseQuant: 'off' }],
   ] as const)('M=%i N=%i K=%i %o', async ([M, N, K, tun], ctx) => {
     // fused by default (gemvFuseQuant auto), but for Q4_K heads of 65536 rows or more
     const fused = 'gemvFuseQuant' in tun ? tun.gemvFuseQuant === 'on' : N < 65536;

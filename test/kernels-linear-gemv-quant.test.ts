@@ -137,7 +137,7 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     // M, N, K, tunables: weights of their own, quantized to Q4_K, then repacked
     [1, 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // q4k_rows
     [1, 37, 512, {}], // q4k_gemv_q8a_fused
-    [2, 37, 512, { gemvPipeline: 'off', gemvSlotPairs: 'on' }], // its loads not pipelined; a lane's unit two slots
+    [2, 37, 512, { gemvPipeline: 'off' }], // its loads not pipelined
     [3, 70, 768, { gemvFuseQuant: 'off' }], // q4k_gemv_q8a: the activations' quant pass, then the GEMV
     [12, 40, 512, {}], // q4k_sgmat where the device has subgroup matrices, else q4k_planes_dequant
     [70, 33, 1024, {}],

@@ -111,8 +111,7 @@ describe('linear_q8 (GEMV on int8 activations from memory) vs the CPU reference'
     [1, 129, 2048, 1, { gemvRowBlock: 0, gemvCols: 4, gemvItems: 2, gemvWorkgroup: 64 }],
     [3, 33, 256, 0, { gemvRowBlock: 0, gemvCols: 1, gemvItems: 8, gemvWorkgroup: 32, gemvRunSums: 'off' }],
     [1, 40, 4096, 1, { gemvRowBlock: 0, gemvPipeline: 'off', gemvRunSums: 'off' }],
-    [2, 70, 1280, 0, { gemvRowBlock: 0, gemvSlotPairs: 'on' }],
-    [1, 33, 4096, 1, { gemvRowBlock: 0, gemvSlotPairs: 'on', gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
+    [1, 33, 4096, 1, { gemvRowBlock: 0, gemvCols: 1, gemvUnroll: 4, gemvRunSums: 'off' }],
     // rows mode: a workgroup's lanes hold their activation slots for a block of rows (the last block partial)
     [1, 37, 512, 1, { gemvRowBlock: 8 }], // 16 slots: a workgroup of 32, half its lanes past the row
     [2, 70, 2304, 0, { gemvRowBlock: 16 }], // 72 slots: 96 lanes
