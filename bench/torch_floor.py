@@ -87,6 +87,8 @@ def case(name: str, shape: str, nbytes: int, fns, reps: int, ceil: float, **extr
     t = timed(fns, reps)
     gbs = nbytes / (t["us"] * 1e-6) / 1e9
     row = {"case": name, "shape": shape, "bytes": nbytes, **t, "GBps": gbs, "fractionOfCeiling": gbs / ceil, **extra}
+    for k in extra.get("kernels", []):
+        print(f"    kernel {k['us']:8.2f} us  {k['name'][:110]}")
     print(f"{name:10s} {shape:22s} {nbytes / 1e6:8.1f} MB {t['us']:9.2f} us  {gbs:7.0f} GB/s  {100 * gbs / ceil:5.1f}%"
           f"  (eager {t['eagerUs']:.2f} us)", flush=True)
     return row
@@ -138,6 +140,29 @@ def gemv_int4(shapes, reps, ceil):
     return rows
 
 
+def kernels_of(fns) -> list:
+    """The GPU kernels one call launches (torch.profiler, CUDA activity), name and us each, after a warm-up: how many
+    passes a backend makes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        fns[0]()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fns[1 % len(fns)]()
+            torch.cuda.synchronize()
+        out = []
+        for e in prof.events():
+            t = getattr(e, "device_time_total", None)
+            if t is None:
+                t = getattr(e, "cuda_time_total", 0)
+            if str(e.device_type).endswith("CUDA") and t > 0:
+                out.append({"name": e.name[:160], "us": round(t, 2)})
+        return out
+    except Exception as e:  # the profiler's event fields move between torch versions
+        return [{"name": f"profiler failed: {type(e).__name__}: {e}"[:160], "us": 0}]
+
+
 def sdpa(lengths, reps, ceil, heads=32, kv_heads=8, dim=128):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -154,7 +179,7 @@ def sdpa(lengths, reps, ceil, heads=32, kv_heads=8, dim=128):
                     return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
             try:
                 fns = [lambda k=k, v=v: one(k, v) for k, v in zip(ks, vs)]
-                rows.append(case("sdpa", f"{L} keys", nbytes, fns, reps, ceil, backend=be.name))
+                rows.append(case("sdpa", f"{L} keys", nbytes, fns, reps, ceil, backend=be.name, kernels=kernels_of(fns)))
             except Exception as e:
                 print(f"sdpa {L} keys {be.name}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                 rows.append({"case": "sdpa", "shape": f"{L} keys", "backend": be.name, "error": f"{type(e).__name__}: {e}"[:500]})
