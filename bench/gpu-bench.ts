@@ -3,7 +3,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
 
 /** Bytes per block of each format: fill chunks are whole blocks, so every block gets the header written below. */
-const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q4_k_planes: 144, q8_0: 34, q8_0_planes: 34, q6_k: 210 };
+const BLOCK: Record<string, number> = { float16: 2, q4_k: 144, q8_0: 34, q6_k: 210 };
 
 /** Random but well-formed weights, written in chunks (a 1 GB tensor never exists on the host). */
 export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): void {
@@ -11,9 +11,8 @@ export function fillWeights(dev: TesseraDevice, buf: GPUBuffer, fmt: string): vo
   let seed = 0x9e3779b9;
   const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   for (let i = 0; i < chunk.length; i += 4) new DataView(chunk.buffer).setUint32(i, next(), true);
-  if (fmt === 'float16' || fmt === 'q8_0_planes' || fmt === 'q4_k_planes') {
-    // halves with exponents in [-11, -4]: small finite values (in planes the scales, d and dmin, at even offsets of a
-    // row of even length, are such halves; the quants stay random)
+  if (fmt === 'float16') {
+    // halves with exponents in [-11, -4]: small finite values
     for (let i = 1; i < chunk.length; i += 2) chunk[i] = (chunk[i]! & 0x83) | 0x10;
   } else if (fmt === 'q8_0') {
     // every 34-byte block gets d = 2^-10

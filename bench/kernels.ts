@@ -7,7 +7,7 @@
  * GPU time per call: the repetitions back to back in one compute pass between two timestamps (as a decode step runs
  * them), and the median of the calls timed alone (one pass each); the weights rotate over copies that together exceed
  * the L2 cache, so M = 1 reads come from memory. Dawn's timestamp quantization is off.
- * Writes a JSON receipt (rewritten after every weight case, `complete` false until the run ends). Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k] (also q8_0_planes, q4_k_planes: the blocks repacked in planes, src/formats/quant)
+ * Writes a JSON receipt (rewritten after every weight case, `complete` false until the run ends). Usage: node --import tsx bench/kernels.ts [--out FILE] [--formats float16,q4_k,q8_0,q6_k]
  * [--m 1,16,128,512,2048] [--shapes 2048x8192,...] [--sweep] [--gemm-sweep] [--ort] [--attention [--attention-ctx 1024,8192,32768] [--attention-prefill 512,2048] [--split-tunables JSON] [--attention-passes] [--attention-kv-heads 8]] [--mlp [--mlp-shape 4096x14336] [--mlp-points JSON] [--mlp-seq JSON] [--mlp-chains JSON [--mlp-link]] [--mlp-att-len 144]] [--reps 20] [--bw-bytes N] [--rotate-bytes N] [--linear-tunables JSON]
  */
 import { writeFileSync } from 'node:fs';
@@ -44,10 +44,6 @@ const BYTES: Record<string, (n: number, k: number) => number> = {
   float16: (n, k) => n * k * 2,
   q4_k: (n, k) => (n * k * 144) / 256,
   q8_0: (n, k) => (n * k * 34) / 32,
-  // Q8_0 repacked in planes (src/formats/quant/q8_0.ts q8_0ToPlanes): the same bytes; M = 1 only (linear's q80_rows)
-  q8_0_planes: (n, k) => (n * k * 34) / 32,
-  // Q4_K repacked in planes (q4_kToPlanes): the same bytes; the int8 GEMVs and the subgroup-matrix GEMM
-  q4_k_planes: (n, k) => (n * k * 144) / 256,
   q6_k: (n, k) => (n * k * 210) / 256,
 };
 
@@ -720,16 +716,15 @@ async function main() {
           }
         }
         // the int8-activation rows-mode GEMV (linear_fused, prologue none: the activations rounded in every workgroup;
-        // Q8_0 / Q6_K behind tunable gemvQ80Int8 / gemvQ6KInt8, Q4_K at an explicit row block where N > 8192; Q8_0 in
-        // planes: linear's q80_rows, its one reader) at a few row blocks, timed in the same run; bytes as for the default
-        const rowsTunables: Record<string, Record<string, string>> = { q8_0: { gemvQ80Int8: 'on' }, q8_0_planes: {}, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {}, q4_k_planes: {} };
-        const rowsOp = fmt === 'q8_0_planes' ? 'linear' : 'linear_fused';
+        // Q8_0 / Q6_K behind tunable gemvQ80Int8 / gemvQ6KInt8, Q4_K at an explicit row block where N > 8192) at a
+        // few row blocks, timed in the same run; bytes as for the default
+        const rowsTunables: Record<string, Record<string, string>> = { q8_0: { gemvQ80Int8: 'on' }, q6_k: { gemvQ6KInt8: 'on' }, q4_k: {} };
         const rowsInt8 = rowsTunables[fmt];
         if (rowsInt8 && M <= 8) {
           const points: Record<string, unknown>[] = [];
-          for (const t of [fmt.startsWith('q4_k') ? { gemvRowBlock: 16 } : {}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
+          for (const t of [fmt === 'q4_k' ? { gemvRowBlock: 16 } : {}, { gemvRowBlock: 8 }, { gemvRowBlock: 32 }, { gemvRowBlock: 16, gemvTeams: 2 }] as Record<string, number>[]) {
             try {
-              const p = planOp(dev, rowsOp, { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, ...(rowsOp === 'linear_fused' ? { attributes: { prologue: 'none' } } : {}), tunables: { ...rowsInt8, ...linearTunables, ...t } });
+              const p = planOp(dev, 'linear_fused', { shapes: { x: [M, K], w: [N, K], y: [M, N] }, dtypes: { w: fmt }, attributes: { prologue: 'none' }, tunables: { ...rowsInt8, ...linearTunables, ...t } });
               if (!p.variant.endsWith('_rows')) continue; // refused here (a CPU adapter, no subgroups): another variant
               const tt = await timePlan(dev, p, x, ws, y, reps);
               const frac = +(bytes / (tt.inPassMs / 1000) / bw).toFixed(3);

@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-retune rows-exact decode-8b-q4k q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout q80-planes q80-planes-decode q4k-planes q4k-planes-decode
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-retune rows-exact decode-8b-q4k q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -49,25 +49,10 @@ decode_points() { # step point... (each point a run of bench/decode.ts under its
 for s in "${steps[@]}"; do
   case $s in
     # Q8_0, Q6_K and Q4_K weights repacked at load (quants apart from scales) against the GGUF layouts, one GEMV structure
-    # (bench/gemv-layout.ts), then the production `linear` in the three formats at the same shapes in the same call,
-    # Q8_0 in its GGUF blocks and repacked in planes (q8_0_planes: linear's q80_rows on the planes) side by side
+    # (bench/gemv-layout.ts), then the production `linear` in the three formats at the same shapes in the same call
     gemv-layout)
       run gemv-layout 400 node --import tsx bench/gemv-layout.ts --out "$OUT/gemv-layout.json"
-      run gemv-layout-linear 200 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q6_k,q4_k,q4_k_planes --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
-    # the 8B Q8_0 decode with the weights repacked in planes at load (linear q80Planes on) against the GGUF blocks,
-    # alternated twice (PRESETS=llama-8b,llama-1b-128k for the 1B too)
-    q80-planes-decode)
-      on='{"linear":{"q80Planes":"on"}}'
-      LIMIT=180 PRESETS=${PRESETS:-llama-8b} QUANT=q8_0 PREFILL='' decode_points q80-planes-decode blocks:'{}' planes:"$on" blocks2:'{}' planes2:"$on" ;;
-    # production's Q4_K GEMVs (M = 1) and prefill GEMMs on the GGUF blocks and on the planes (q4_k_planes), alternated
-    q4k-planes) run q4k-planes 300 node --import tsx bench/kernels.ts --formats q4_k,q4_k_planes,q4_k,q4_k_planes --m 1,512 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q4k-planes.json" ;;
-    # the 8B Q4_K decode and 512-token prefill with the weights repacked in planes at load (linear q4kPlanes on) against
-    # the GGUF blocks, alternated twice (PRESETS=llama-8b,llama-1b-128k for the 1B too)
-    q4k-planes-decode)
-      on='{"linear":{"q4kPlanes":"on"}}'
-      LIMIT=150 PRESETS=${PRESETS:-llama-8b} decode_points q4k-planes-decode blocks:'{}' planes:"$on" blocks2:'{}' planes2:"$on" ;;
-    # production's Q8_0 rows GEMV on the GGUF blocks and on the planes, alone (the two formats alternated twice)
-    q80-planes) run q80-planes 200 node --import tsx bench/kernels.ts --formats q8_0,q8_0_planes,q8_0,q8_0_planes --m 1 --shapes 4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/kernels-q80-planes.json" ;;
+      run gemv-layout-linear 200 node --import tsx bench/kernels.ts --formats q8_0,q6_k,q4_k --m 1 --shapes 4096x14336,14336x4096 --reps 10 --out "$OUT/kernels-gemv-layout-linear.json" ;;
     # flash-decoding vs the registry kernel at 1k/8k/32k keys; prefill attention, default vs prefill_flash
     attention) run attention 150 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill 512,2048 --out "$OUT/kernels-attention.json" ;;
     # decode GEMVs (M = 1): contract choice, the int8-activation Q4_K GEMV beside it, and the work-split sweep

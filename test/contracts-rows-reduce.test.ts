@@ -3,7 +3,8 @@
  * H200's profile, subgroups of 32): the reduce-scatter only where the workgroup is whole subgroups of the adapter's
  * largest size (a workgroup of 16 lanes is half a subgroup there: its shuffles would read lanes that do not run), and
  * slotImad in rows mode and slot() in the subgroup-item walk (fixed since the other forms were measured and dropped), and
- * the slots indexed exactly where a team's lanes hold the row's slots exactly (rowsExact). The kernels' results both ways: the kernels-* tests.
+ * the slots indexed exactly where a team's lanes hold the row's slots exactly (rowsExact); the tunables and dtypes of layouts
+ * measured and dropped are refused by name. The kernels' results both ways: the kernels-* tests.
  */
 import { describe, expect, it } from 'vitest';
 import { resolveContract } from '../src/contracts/index.ts';
@@ -69,6 +70,15 @@ describe('rows-mode reduction and slot math', () => {
     expect(() => down({ rowsMath: 'lean' })).toThrow(/rowsMath/);
     expect(() => oProj({ gemvMath: 'lean' })).toThrow(/gemvMath/);
     expect(() => oProj({ gemvSlotPairs: 'on' })).toThrow(/gemvSlotPairs/);
+  });
+
+  it('refuses the dropped planes layouts: their tunables by name, their dtypes as weights', () => {
+    const linear = (tunables: Record<string, string | number>, w = 'q4_k') =>
+      resolveContract(opContract('linear'), { shapes: { x: [1, H], w: [H, H], y: [1, H] }, dtypes: { w }, tunables, device: h200 });
+    expect(linear({}).variant).toBe('q4k_rows');
+    expect(() => linear({ q4kPlanes: 'on' })).toThrow(/q4kPlanes/);
+    expect(() => linear({ q80Planes: 'on' })).toThrow(/q80Planes/);
+    for (const dtype of ['q4_k_planes', 'q8_0_planes']) expect(() => linear({}, dtype)).toThrow(new RegExp(dtype));
   });
 
   it('indexes slots exactly where a team holds the row\'s slots exactly, clamps and selects elsewhere', () => {

@@ -4,9 +4,7 @@
  * on the same random Q4_K weights (random norm weights, so the norm prologue's gamma matters): one-token logits agree
  * to float rounding (1e-5 of the largest logit) and greedy decoding gives the same tokens. The separate ops are checked against their CPU
  * references and transformers elsewhere (kernel and model tests). On Q8_0 weights the fused layers in int8 rows mode
- * (tunable gemvQ80Int8) agree with the separate f32-activation ops to the int8 rounding of the activations, and the
- * same weights repacked in planes at load (tunable q80Planes) give the same logits to the last bit, as do Q4_K weights
- * (tunable q4kPlanes) one token at a time. On
+ * (tunable gemvQ80Int8) agree with the separate f32-activation ops to the int8 rounding of the activations. On
  * llama.cpp's Q4_K_M mix (v_proj and down_proj of every third layer, and the LM head, in Q6_K) the layers whose v_proj
  * differs in format run q|k and v as two GEMVs into one q|k|v row (or, with tunable ropeKvSplit, each with rope and the
  * cache write of its heads: decoder-fused-variants.test.ts), and agree with the separate ops the same way, one
@@ -38,9 +36,6 @@ const LLAMA = { architectures: ['LlamaForCausalLM'], hidden_size: 256, intermedi
 const QWEN3 = { ...LLAMA, architectures: ['Qwen3ForCausalLM'], num_key_value_heads: 4, tie_word_embeddings: true };
 
 /** For each token id, the largest relative error of model a's one-token logits against model b's. */
-/** What the decoder runs fused (a model in planes must take the same single-token paths as its GGUF twin). */
-const decoderPathsOf = (m: LoadedModel) => [m.decoder.fusedGemvLayers, m.decoder.ropeFusedLayers, m.decoder.splitQkvLayers, m.decoder.q8MlpLayers, m.decoder.normHandoffGemvs];
-
 async function oneTokenErrors(a: LoadedModel, b: LoadedModel, ids = [3, 100, 383]): Promise<[number, number][]> {
   const out: [number, number][] = [];
   for (const id of ids) out.push([id, maxRelErr((await computeLogits(a, [id])).last, (await computeLogits(b, [id])).last)]);
@@ -139,74 +134,6 @@ describe('Llama on Q8_0 weights: fused layers in int8 rows mode (gemvQ80Int8) vs
       // and the int8 path ran: the f32 one agrees with the separate ops to float rounding (~1e-6)
       expect(err, `token ${id}`).toBeGreaterThan(1e-5);
     }
-  });
-});
-
-describe('Llama on Q8_0 weights repacked in planes at load (linear tunable q80Planes) vs the GGUF blocks', () => {
-  const tun = tunablesSwitch();
-  const rows = { gemvQ80Int8: 'on', cpuMapping: 'off' };
-  let planes: LoadedModel;
-  let blocks: LoadedModel;
-  beforeAll(() => {
-    const cfg = decoderConfigFromHF(LLAMA, 'test config');
-    const build = (q80Planes: string) => {
-      tun.set({ linear_fused: rows, linear: { ...rows, q80Planes } });
-      return randomModel(dev, cfg, 'q8_0', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label: `random q8_0 (q80Planes ${q80Planes})` });
-    };
-    planes = build('on');
-    blocks = build('off');
-  });
-  afterAll(tun.restore);
-
-  it('the same logits: one token, token by token, and a prefill of 10 (the planes dequantized per call)', async (ctx) => {
-    if (blocks.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): linear_fused needs subgroups; the GPU lane runs it`);
-    // every linear weight (K = 256 or 512): the projections, fused q|k|v and gate|up as rows of planes, and the head
-    expect(planes.weights.storage).toEqual({ q8_0_planes: 15 });
-    expect(blocks.weights.storage).toEqual({ q8_0: 15 });
-    expect(planes.decoder.fusedGemvLayers).toBe(2);
-    // the same integer dots and the same float operations in the same order on the same bytes: equal to the last bit
-    // (a wrong scale word or row offset gives ~1)
-    for (const id of [3, 100, 383]) expect(maxRelErr((await computeLogits(planes, [id])).last, (await computeLogits(blocks, [id])).last), `token ${id}`).toBe(0);
-    const ids = [5, 17, 42, 100, 7, 250];
-    expect(maxRelErr((await computeLogits(planes, ids, { tokenByToken: true })).all, (await computeLogits(blocks, ids, { tokenByToken: true })).all)).toBe(0);
-    // a prefill of 10 tokens: both dequantize into f32 and run the same matmul (at M <= 8 the GGUF blocks take
-    // gemv-subgroup on f32 activations instead, which sums in another order)
-    const ten = [...ids, 9, 300, 31, 64];
-    expect(maxRelErr((await computeLogits(planes, ten)).all, (await computeLogits(blocks, ten)).all)).toBe(0);
-  });
-});
-
-describe('Llama on Q4_K weights repacked in planes at load (linear tunable q4kPlanes) vs the GGUF blocks', () => {
-  const tun = tunablesSwitch();
-  // the GPU mapping of every int8 GEMV contract on every device (a CPU adapter's mapping reads no planes)
-  const gpu = Object.fromEntries(['linear_fused', 'linear_glu_q8', 'linear_q8', 'linear_rope_kv'].map((op) => [op, { cpuMapping: 'off' }]));
-  let planes: LoadedModel;
-  let blocks: LoadedModel;
-  beforeAll(() => {
-    const cfg = decoderConfigFromHF(LLAMA, 'test config');
-    const build = (q4kPlanes: string) => {
-      tun.set({ ...gpu, linear: { cpuMapping: 'off', q4kPlanes } });
-      return randomModel(dev, cfg, 'q4k', { seed: 7, randomNorms: true, f32Embedding: true, decoder: { maxPositions: 64 }, label: `random q4k (q4kPlanes ${q4kPlanes})` });
-    };
-    planes = build('on');
-    blocks = build('off');
-  });
-  afterAll(tun.restore);
-
-  it('the same logits: one token, token by token, and a prefill of 10', async (ctx) => {
-    if (blocks.decoder.fusedGemvLayers === 0) ctx.skip(`no fused layers on this device (${dev.caps.adapterInfo.description}): the int8 GEMVs need subgroups; the GPU lane runs it`);
-    // every linear weight (K = 256 or 512) and the head
-    expect(planes.weights.storage).toEqual({ q4_k_planes: 15 });
-    expect(blocks.weights.storage).toEqual({ q4_k: 15 });
-    expect(decoderPathsOf(planes)).toEqual(decoderPathsOf(blocks));
-    // one token at a time the same int8 GEMVs on the same bytes, arranged otherwise: equal to the last bit (a header
-    // or nibble word of another block gives ~1)
-    for (const id of [3, 100, 383]) expect(maxRelErr((await computeLogits(planes, [id])).last, (await computeLogits(blocks, [id])).last), `token ${id}`).toBe(0);
-    const ids = [5, 17, 42, 100, 7, 250, 9, 300, 31, 64];
-    expect(maxRelErr((await computeLogits(planes, ids, { tokenByToken: true })).all, (await computeLogits(blocks, ids, { tokenByToken: true })).all)).toBe(0);
-    // a prefill of 10: the GGUF blocks in a batched f32 kernel, the planes dequantized per call into the f32 matmul, or
-    // on devices with subgroup matrices the f16 GEMM (activations rounded to f16: ~1e-3)
-    expect(maxRelErr((await computeLogits(planes, ids)).all, (await computeLogits(blocks, ids)).all)).toBeLessThan(1e-2);
   });
 });
 

@@ -12,8 +12,6 @@ import {
   quantizeQ4_K,
   quantizeQ6_K,
   quantizeQ8_0,
-  q4_kToPlanes,
-  q8_0ToPlanes,
   scaleMinK4,
 } from '../src/formats/quant/index.ts';
 
@@ -98,28 +96,6 @@ describe('Q8_0', () => {
     const bytes = quantizeQ8_0(gaussian(256, 3));
     expect(quantizeQ8_0(dequantizeQ8_0(bytes, 256))).toEqual(bytes);
   });
-
-  it('repacks rows in planes (a row\'s quants, then its scales) that decode to the same values', () => {
-    const [rows, K] = [3, 32 * 8];
-    const bytes = quantizeQ8_0(gaussian(rows * K, 5));
-    const planes = q8_0ToPlanes(bytes, rows, K);
-    expect(planes.byteLength).toBe(bytes.byteLength);
-    // value k of row r from the planes: quant byte k of the row (34 K / 32 bytes), the scale of its block after the K quants
-    const want = dequantizeQ8_0(bytes, rows * K);
-    for (let r = 0; r < rows; r++)
-      for (let k = 0; k < K; k++) {
-        const row = (r * K * 34) / 32;
-        const b = row + K + 2 * Math.floor(k / 32);
-        const d = f16ToF32(planes[b]! | (planes[b + 1]! << 8));
-        expect(d * ((planes[row + k]! << 24) >> 24)).toBe(want[r * K + k]);
-      }
-    // the same from bytes that do not start on a word (a tensor inside a file's buffer)
-    const shifted = new Uint8Array(bytes.length + 1);
-    shifted.set(bytes, 1);
-    expect(q8_0ToPlanes(shifted.subarray(1), rows, K)).toEqual(planes);
-    expect(() => q8_0ToPlanes(bytes, rows, K + 1)).toThrow(/not a multiple of the block size/);
-    expect(() => q8_0ToPlanes(bytes.subarray(0, 34 * 6), 2, 96)).toThrow(/multiple of 64/);
-  });
 });
 
 describe('Q4_K', () => {
@@ -170,27 +146,6 @@ describe('Q4_K', () => {
     for (let i = 0; i < 256; i++) x[i] = (i >> 5) * 0.25; // constant per sub-block, min 0
     const y = dequantizeQ4_K(quantizeQ4_K(x), 256);
     for (let i = 0; i < 256; i++) expect(Math.abs(y[i]! - x[i]!)).toBeLessThan(2e-3);
-  });
-});
-
-describe('Q4_K planes', () => {
-  it('keep each row\'s bytes, its block headers first, then their nibbles', () => {
-    const [rows, K] = [3, 512];
-    const bytes = quantizeQ4_K(gaussian(rows * K, 11));
-    const planes = q4_kToPlanes(bytes, rows, K);
-    expect(planes.byteLength).toBe(bytes.byteLength);
-    const row = (K / 256) * 144;
-    for (let r = 0; r < rows; r++)
-      for (let b = 0; b < K / 256; b++) {
-        const o = r * row + b * 144;
-        expect(planes.subarray(r * row + 16 * b, r * row + 16 * b + 16)).toEqual(bytes.subarray(o, o + 16));
-        expect(planes.subarray(r * row + 16 * (K / 256) + 128 * b, r * row + 16 * (K / 256) + 128 * (b + 1))).toEqual(bytes.subarray(o + 16, o + 144));
-      }
-    // the same from bytes that do not start on a word (a tensor inside a file's buffer)
-    const shifted = new Uint8Array(bytes.length + 2);
-    shifted.set(bytes, 2);
-    expect(q4_kToPlanes(shifted.subarray(2), rows, K)).toEqual(planes);
-    expect(() => q4_kToPlanes(bytes, rows, K + 32)).toThrow(/not a multiple of the block size/);
   });
 });
 

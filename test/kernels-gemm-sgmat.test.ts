@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ContractError, resolveContract } from '../src/contracts/index.ts';
 import { editedProfile, h200 } from './contracts-helpers.ts';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, q4_kToPlanes, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { opContract } from '../src/selftest/launch.ts';
@@ -38,11 +38,6 @@ describe('linear on subgroup matrices (prefill)', () => {
     ['q4_k', 200, 300, 512, 128, { sgmatWg: 128, sgmatPrefetch: 'on' }],
     ['float16', 140, 150, 320, 128, { sgmatWg: 128, sgmatK: 64, sgmatPad: 8 }],
     ['q4_k', 70, 90, 512, 128, { sgmatK: 64 }],
-    // Q4_K rows repacked in planes (q4_kToPlanes: a row's headers, then its nibbles), from M = 9 on
-    ['q4_k_planes', 12, 40, 512, 64, {}],
-    ['q4_k_planes', 77, 129, 768, 64, staged],
-    ['q4_k_planes', 260, 129, 768, 128, {}],
-    ['q4_k_planes', 200, 300, 512, 128, { sgmatWg: 128, sgmatPrefetch: 'on' }],
   ] as const)('%s M=%i N=%i K=%i tile %i %o', async ([fmt, M, N, K, tile, tunables], ctx) => {
     const r = new Rng(`gemm-sgmat/${fmt}/${M}x${N}x${K}`);
     const x = r.floats(M * K);
@@ -51,7 +46,7 @@ describe('linear on subgroup matrices (prefill)', () => {
     const wBytes = q4 ? quantizeQ4_K(wf) : f32ToF16Bytes(wf);
     const wRef = q4 ? dequantizeQ4_K(wBytes, N * K) : f16BytesToF32(wBytes);
     const variant = q4 ? 'q4k_sgmat' : 'f16_sgmat';
-    const wData = fmt === 'q4_k_planes' ? q4_kToPlanes(wBytes, N, K) : q4 ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2);
+    const wData = q4 ? wBytes : new Uint16Array(wBytes.buffer, wBytes.byteOffset, wBytes.byteLength / 2);
     let out;
     try {
       out = await runContract(dev, opContract('linear'), {

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, q8_0ToPlanes, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, f16BytesToF32, f32ToF16Bytes, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -82,7 +82,7 @@ const CASES: Case[] = [
  * weights; `want` is the product of the prologue's activations rounded to int8 per block of 32 (as the GEMV and the
  * quant pass round them) with the dequantized weights.
  */
-async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Readonly<Record<string, string | number>>, planes = false) {
+async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: number, prologue: 'none' | 'rmsnorm' | 'glu', activation: 'silu' | 'gelu_tanh', accumulate: 0 | 1, tunables: Readonly<Record<string, string | number>>) {
   const r = new Rng(`linear_fused/${{ q4_k: 'q8a', q8_0: 'q80', q6_k: 'q6k' }[fmt]}/${M}x${N}x${K}/${prologue}`);
   const rowLen = prologue === 'glu' ? 2 * K : K;
   const x = r.floats(M * rowLen);
@@ -93,8 +93,7 @@ async function runInt8(fmt: 'q4_k' | 'q8_0' | 'q6_k', M: number, N: number, K: n
   const wBytes = quantizeMemo(fmt, r.floats(N * K));
   const inputs: Record<string, HostTensor> = {
     x: { dtype: 'float32', shape: [M, rowLen], data: x },
-    // planes: the same Q8_0 rows repacked (a row's quants, then its scales; dtype q8_0_planes)
-    w: planes ? { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N, K) } : { dtype: fmt, shape: [N, K], data: wBytes },
+    w: { dtype: fmt, shape: [N, K], data: wBytes },
     y: { dtype: 'float32', shape: [M, N], data: y0 },
   };
   if (prologue === 'rmsnorm') inputs.gamma = { dtype: 'float32', shape: [K], data: gamma };
@@ -224,20 +223,6 @@ describe('linear_fused vs the CPU reference', () => {
   ] as const)('q8_0 on int8 activations (gemvQ80Int8) M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
     const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables);
     expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
-    expect(maxRelErr(y, want)).toBeLessThan(1e-4);
-  });
-
-  it.each([
-    // the same Q8_0 rows repacked in planes (q8_0_planes: K a multiple of 256), against the same reference
-    [1, 70, 512, 'none', 'silu', 1, {}],
-    [2, 37, 768, 'rmsnorm', 'silu', 0, {}],
-    [3, 33, 2304, 'glu', 'gelu_tanh', 1, { gemvRowBlock: 8 }],
-    [1, 40, 4096, 'rmsnorm', 'silu', 1, { gemvRowBlock: 32, gemvTeams: 2 }],
-    [1, 20, 1280, 'none', 'silu', 0, { gemvRowBlock: 4, gemvPipeline: 'off' }],
-  ] as const)('q8_0_planes on int8 activations M=%i N=%i K=%i prologue %s (%s) accumulate %i %o', async (M, N, K, prologue, activation, accumulate, tunables) => {
-    const { y, want, plan } = await runInt8('q8_0', M, N, K, prologue, activation, accumulate, tunables, true);
-    expect(plan.variant).toBe(prologue === 'rmsnorm' ? 'q80_norm_rows' : 'q80_plain_rows');
-    expect(plan.passes.at(-1)!.derived.weightLayout).toBe('planes');
     expect(maxRelErr(y, want)).toBeLessThan(1e-4);
   });
 

@@ -6,14 +6,11 @@
  *    items of 4 columns in workgroups of 64, 32 on SwiftShader), N not a multiple of a workgroup's columns, M = 2..3,
  *    and M = 1 with the int8 rows variants turned off;
  *  - q80_rows, q6k_rows (M = 1: the activations rounded to int8 per block of 32, rows mode), the default at M = 1,
- *    against the product of the rounded activations; q80_rows on Q8_0 repacked in planes (dtype q8_0_planes) against
- *    the same reference as the GGUF blocks it came from, and q8_0_planes_dequant where the rows GEMV does not take them;
- *  - Q4_K repacked in planes (dtype q4_k_planes) through every linear variant that reads them: the int8 GEMVs (rows,
- *    fused, quant pass), the subgroup-matrix GEMM where the device has it, else q4k_planes_dequant.
+ *    against the product of the rounded activations.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, q4_kToPlanes, q8_0ToPlanes, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, dequantizeQ8_0, quantizeQ4_K, quantizeQ6_K, quantizeQ8_0 } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
@@ -91,82 +88,6 @@ describe('linear: Q8_0 and Q6_K decode GEMVs at their default work splits', () =
     expect(plan.derived.rowsBlock).toBe((tunables as { gemvRowBlock?: number }).gemvRowBlock ?? (fmt === 'q6_k' && K > 8192 ? 32 : 16));
     // f32 sums in another order than the reference's
     expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
-  });
-
-  it.each([
-    // N, K, tunables: the Q8_0 rows cases above, with the same weights and activations, repacked in planes
-    [70, 512, {}],
-    [37, 768, {}], // odd and even blocks (24 a row: the scales of a row 3 vec4)
-    [40, 4096, { gemvRowBlock: 32, gemvTeams: 2 }],
-    [33, 14336, { gemvRowBlock: 8 }],
-    [40, 4096, { gemvRowBlock: 32, gemvTeams: 2, rowsReduce: 'add' }],
-  ] as const)('q8_0_planes M=1 N=%i K=%i on int8 activations (rows mode) %o', async (N, K, tunables) => {
-    const r = new Rng(`linear-gemv-quant/rows/q8_0/${N}x${K}`);
-    const x = r.floats(K);
-    const wBytes = quantizeQ8_0(r.floats(N * K));
-    const want = matmulF32Reference(roundActivationsQ8(x), dequantizeQ8_0(wBytes, N * K), { M: 1, N, K, alpha: 0.5 });
-    const { outputs, plan } = await runContract(dev, opContract('linear'), {
-      inputs: { x: { dtype: 'float32', shape: [1, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N, K) } },
-      attributes: { alpha: 0.5 },
-      // gemvQ80Int8 off: the planes have no other reader, so the rows variant takes them whatever it says
-      tunables: { cpuMapping: 'off', gemvQ80Int8: 'off', ...tunables },
-    });
-    expect(plan.variant).toBe('q80_rows');
-    expect(plan.passes[0]!.derived.weightLayout).toBe('planes');
-    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-4);
-  });
-
-  it.each([
-    // M, N, K, cpuMapping: where the rows GEMV does not take the planes, dequantize them per call, then the f32 matmul
-    [3, 37, 768, 'off'], // prefill
-    [1, 20, 512, 'on'], // a CPU adapter's mapping
-  ] as const)('q8_0_planes M=%i N=%i K=%i dequantized per call (cpuMapping %s)', async (M, N, K, cpuMapping) => {
-    const r = new Rng(`linear-gemv-quant/planes-dequant/${M}x${N}x${K}`);
-    const x = r.floats(M * K);
-    const wBytes = quantizeQ8_0(r.floats(N * K));
-    const want = matmulF32Reference(x, dequantizeQ8_0(wBytes, N * K), { M, N, K, alpha: 1 });
-    const { outputs, plan } = await runContract(dev, opContract('linear'), {
-      inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q8_0_planes', shape: [N, K], data: q8_0ToPlanes(wBytes, N, K) } },
-      tunables: { cpuMapping },
-    });
-    expect(plan.variant).toBe('q8_0_planes_dequant');
-    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(1e-5);
-  });
-
-  it.each([
-    // M, N, K, tunables: weights of their own, quantized to Q4_K, then repacked
-    [1, 4096, 4096, { gemvRowBlock: 8, gemvTeams: 1 }], // q4k_rows
-    [1, 37, 512, {}], // q4k_gemv_q8a_fused
-    [2, 37, 512, { gemvPipeline: 'off' }], // its loads not pipelined
-    [3, 70, 768, { gemvFuseQuant: 'off' }], // q4k_gemv_q8a: the activations' quant pass, then the GEMV
-    [12, 40, 512, {}], // q4k_sgmat where the device has subgroup matrices, else q4k_planes_dequant
-    [70, 33, 1024, {}],
-  ] as const)('q4_k_planes M=%i N=%i K=%i %o', async (M, N, K, tunables) => {
-    const r = new Rng(`linear-gemv-quant/q4_k-planes/${M}x${N}x${K}`);
-    const x = r.floats(M * K);
-    const wBytes = quantizeQ4_K(r.floats(N * K));
-    const { outputs, plan } = await runContract(dev, opContract('linear'), {
-      inputs: { x: { dtype: 'float32', shape: [M, K], data: x }, w: { dtype: 'q4_k_planes', shape: [N, K], data: q4_kToPlanes(wBytes, N, K) } },
-      tunables: { cpuMapping: 'off', ...tunables },
-    });
-    const w = dequantizeQ4_K(wBytes, N * K);
-    // the int8 GEMVs multiply the activations rounded to int8 per block of 32; the GEMM rounds them and the
-    // dequantized weights to f16; the dequantizing path is f32 throughout
-    const int8 = ['q4k_rows', 'q4k_gemv_q8a_fused', 'q4k_gemv_q8a'].includes(plan.variant);
-    expect(M <= 8 ? int8 : ['q4k_sgmat', 'q4k_planes_dequant'].includes(plan.variant), plan.variant).toBe(true);
-    if (M === 1 && N >= 4096) expect(plan.variant).toBe('q4k_rows');
-    const want = matmulF32Reference(int8 ? roundActivationsQ8(x) : x, w, { M, N, K, alpha: 1 });
-    expect(maxRelErr(outputs.y!.data as Float32Array, want)).toBeLessThan(plan.variant === 'q4k_sgmat' ? 5e-3 : int8 ? 1e-4 : 1e-5);
-  });
-
-  it('refuses Q8_0 planes whose rows are off 16 bytes', async () => {
-    const K = 320; // 10 blocks: 340 bytes a row
-    const run = (M: number) =>
-      runContract(dev, opContract('linear'), {
-        inputs: { x: { dtype: 'float32', shape: [M, K], data: new Float32Array(M * K) }, w: { dtype: 'q8_0_planes', shape: [4, K], data: new Uint8Array((4 * K * 34) / 32) } },
-        tunables: { cpuMapping: 'off' },
-      });
-    for (const M of [1, 2]) await expect(run(M)).rejects.toThrow(/linear: no variant/);
   });
 
   it('keeps M >= 2 and CPU adapters (cpuMapping) off the int8 rows variants', async () => {

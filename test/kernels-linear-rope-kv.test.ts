@@ -9,7 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes, q4_kToPlanes } from '../src/formats/index.ts';
+import { dequantizeQ4_K, dequantizeQ6_K, f16BytesToF32, f32ToF16Bytes } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -73,13 +73,8 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     [1, 4, 2, 64, 512, 0, 'float16', 5, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 4 }],
     [2, 8, 4, 128, 1024, 1, 'float32', 6, { heads: 'v', fmt: 'q6_k', ropeKvSplit: 'on', q6RowBlock: 8 }],
     [1, 4, 2, 64, 256, 0, 'float32', 2, { heads: 'v', ropeKvSplit: 'on' }],
-    // Q4_K rows repacked in planes (fmt q4_k_planes: the weight through q4_kToPlanes): rows, items and the handoff
-    [1, 8, 2, 128, 2048, 0, 'float16', 4, { fmt: 'q4_k_planes' }],
-    [3, 3, 3, 16, 768, 1, 'float16', 1, { fmt: 'q4_k_planes', gemvRowBlock: 0, gemvWorkgroup: 64 }],
-    [1, 8, 2, 128, 4096, 0, 'float16', 7, { fmt: 'q4_k_planes', handoff: 1, normHandoff: 'on', handoffRowBlock: 32, handoffTeams: 2 }],
   ] as const)('M=%i q=%i kv=%i D=%i K=%i interleaved=%i %s cache at %i %o', async ([M, QH, KVH, D, K, il, cache, start, given], ctx) => {
-    const { handoff, heads = 'qkv', fmt = 'q4_k', ...tun } = given as { handoff?: number; heads?: 'qkv' | 'qk' | 'v'; fmt?: 'q4_k' | 'q6_k' | 'q4_k_planes' } & Record<string, string | number>;
-    const planes = fmt === 'q4_k_planes';
+    const { handoff, heads = 'qkv', fmt = 'q4_k', ...tun } = given as { handoff?: number; heads?: 'qkv' | 'qk' | 'v'; fmt?: 'q4_k' | 'q6_k' } & Record<string, string | number>;
     const r = new Rng(`linear_rope_kv/${M}/${QH}/${KVH}/${D}/${K}/${il}/${cache}/${heads}/${fmt}`);
     // the weight's heads: q|k|v, q|k, or v (after the q and k heads)
     const N = (heads === 'qkv' ? QH + 2 * KVH : heads === 'qk' ? QH + KVH : KVH) * D;
@@ -89,7 +84,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
     const positions = 10;
     const x = r.floats(M * K);
     const gamma = r.floats(K).map((v) => 1 + v);
-    const wBytes = quantizeMemo(planes ? 'q4_k' : fmt, r.floats(N * K)); // the same seed under other tunables: quantized once
+    const wBytes = quantizeMemo(fmt, r.floats(N * K)); // the same seed under other tunables: quantized once
     const cos = r.floats(positions * (D / 2));
     const sin = r.floats(positions * (D / 2));
     const init = r.floats(cap * KVH * D);
@@ -104,7 +99,7 @@ describe('linear_rope_kv (q|k|v GEMV with rope and the cache write as its epilog
       {
         inputs: {
           ...acts,
-          w: { dtype: fmt, shape: [N, K], data: planes ? q4_kToPlanes(wBytes, N, K) : wBytes },
+          w: { dtype: fmt, shape: [N, K], data: wBytes },
           cos: { dtype: 'float32', shape: [positions, D / 2], data: cos },
           sin: { dtype: 'float32', shape: [positions, D / 2], data: sin },
           kCache: { dtype: cache, shape: [cap, KVH, D], data: cacheData() },

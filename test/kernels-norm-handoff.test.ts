@@ -14,7 +14,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
-import { dequantizeQ4_K, q4_kToPlanes, quantizeQ4_K } from '../src/formats/index.ts';
+import { dequantizeQ4_K, quantizeQ4_K } from '../src/formats/index.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { roundActivationsQ8 } from '../src/reference/activations-q8.ts';
 import { matmulF32Reference } from '../src/reference/matmul-quant.ts';
@@ -201,22 +201,11 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
   });
 
   it.for([
-    [1, 96, 4096, {}], // Q4_K rows in planes (dtype q4_k_planes), the 8B decode's gate|up kernel
-    [2, 224, 512, { glu16Groups: 3 }],
-  ] as const)('gate|up on Q4_K planes M=%i I=%i K=%i %o', async ([M, I, K, tun], ctx) => {
-    await gluOnHandoff(M, I, K, true, tun, ctx, true);
-  });
-
-  it.for([
     // M, N, K, accumulate, tunables
     [1, 37, 512, 1, {}], // 16 rows a workgroup (the default)
     [2, 70, 2304, 0, { gemvRowBlock: 8 }],
     [1, 41, 14336, 1, {}], // the 8B down_proj's K
-    [1, 41, 14336, 1, { planes: 'on' }], // the same Q4_K rows in planes (dtype q4_k_planes)
-    [2, 70, 2304, 0, { gemvRowBlock: 8, planes: 'on' }],
-  ] as const)('down M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, cfg], ctx) => {
-    // planes (not a tunable): the weight repacked by q4_kToPlanes
-    const { planes, ...tun } = cfg as Record<string, string | number>;
+  ] as const)('down M=%i N=%i K=%i accumulate %i %o', async ([M, N, K, accumulate, tun], ctx) => {
     const r = new Rng(`handoff-runs-in/${M}x${N}x${K}`);
     const qv = new Int8Array(M * K).map(() => Math.round((r.next() * 2 - 1) * 127));
     qv.fill(0, 16, 32); // a run of zeros
@@ -243,7 +232,7 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
         inputs: {
           xq: { dtype: 'uint32', shape: [M, K / 4], data: new Uint32Array(qv.buffer) },
           xm: { dtype: 'float32', shape: [M, 3 * R], data: xm },
-          w: planes ? { dtype: 'q4_k_planes', shape: [N, K], data: q4_kToPlanes(wBytes, N, K) } : { dtype: 'q4_k', shape: [N, K], data: wBytes },
+          w: { dtype: 'q4_k', shape: [N, K], data: wBytes },
           y: { dtype: 'float32', shape: [M, N], data: y0 },
         },
         attributes: { alpha: 0.5, accumulate },
@@ -263,7 +252,7 @@ describe('act(gate) * up in runs of 16: linear_glu_q8 q8h_glu16_rows and linear_
  * rmsnorm's scale times the dequantized runs, written in blocks of 32 (qa / da / rs: q8h_glu_rows) or in runs of 16
  * (nq / nm: q8h_glu16_rows, tunable gluRuns).
  */
-async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun: Record<string, string | number>, ctx: { skip: (why: string) => void }, planes = false) {
+async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun: Record<string, string | number>, ctx: { skip: (why: string) => void }) {
   const r = new Rng(`${runs ? 'handoff-glu16' : 'handoff-glu'}/${M}x${I}x${K}`);
   const h = r.floats(M * K).map((v) => 3 * v);
   const gamma = r.floats(K).map((v) => 1 + v);
@@ -282,8 +271,7 @@ async function gluOnHandoff(M: number, I: number, K: number, runs: boolean, tun:
       inputs: {
         xq: { dtype: 'uint32', shape: [M, K / 4], data: ho.xq },
         xm: { dtype: 'float32', shape: [M, (3 * K) / 16], data: ho.xm },
-        // planes: the same Q4_K rows repacked (q4_kToPlanes: a row's headers, then its nibbles)
-        w: planes ? { dtype: 'q4_k_planes', shape: [2 * I, K], data: q4_kToPlanes(wBytes, 2 * I, K) } : { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
+        w: { dtype: 'q4_k', shape: [2 * I, K], data: wBytes },
         ...outs,
       },
       attributes: { eps: 1e-6, activation: 'silu' },

@@ -147,8 +147,4 @@ export const DTYPE_BYTES: Readonly<Record<string, number>> = {
   q4_k: 144 / 256,
   q6_k: 210 / 256,
   q8_0: 34 / 32,
-  // Q8_0 rows repacked in planes (q8_0ToPlanes: a row's quants, then its f16 scales): the same bytes a row
-  q8_0_planes: 34 / 32,
-  // Q4_K rows repacked in planes (q4_kToPlanes: a row's block headers, then their nibbles): the same bytes a row
-  q4_k_planes: 144 / 256,
 };

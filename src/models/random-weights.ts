@@ -4,7 +4,7 @@
  * experts stacked as the moe contract reads them (MXFP4 for MXFP4 gpt-oss configs, Q4_K with q4k). The same seed gives
  * the same weights.
  */
-import { f32ToF16Bytes, q4_kToPlanes, q8_0ToPlanes } from '../formats/index.ts';
+import { f32ToF16Bytes } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
 import type { Tensor } from '../ops/runner.ts';
@@ -12,7 +12,7 @@ import type { DecoderConfig } from './config.ts';
 import { Decoder } from './decoder.ts';
 import type { LoadedModel } from './load.ts';
 import { isExpertMatrix } from './moe-weights.ts';
-import { planesAtLoad, weightSpecs, type GpuWeights } from './weights.ts';
+import { weightSpecs, type GpuWeights } from './weights.ts';
 
 export interface RandomWeightOptions {
   seed?: number;
@@ -148,11 +148,9 @@ export function randomWeights(dev: TesseraDevice, cfg: DecoderConfig, quant: Ran
     } else if (s.kind === 'linear' && (quant === 'q4k' || quant === 'q4k_m') && K % 256 === 0) {
       data = randomQ4K(n, salt);
       dtype = 'q4_k';
-      if (planesAtLoad(dev, 'q4_k', s.shape)) [data, dtype] = [q4_kToPlanes(data, s.shape[0]!, K), 'q4_k_planes'];
     } else if (s.kind === 'linear' && quant === 'q8_0' && K % 32 === 0) {
       data = randomQ80(n, salt);
       dtype = 'q8_0';
-      if (planesAtLoad(dev, 'q8_0', s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
     } else if ((s.kind === 'linear' || (s.kind === 'embedding' && !opts.f32Embedding)) && quant !== 'f32') {
       data = new Uint8Array(n * 2);
       fillFromPool(data, f16Pool, 2 * start);

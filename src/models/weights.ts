@@ -3,10 +3,10 @@
  * tensor and shapes), converted per the quantization mode, and uploaded once. Nothing is half-loaded: on any error
  * the buffers uploaded so far are destroyed.
  */
-import { f32ToF16Bytes, GgmlType, q4_kToPlanes, q8_0ToPlanes, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
+import { f32ToF16Bytes, GgmlType, quantizeQ4_K, quantizeQ8_0 } from '../formats/index.ts';
 import { uploadBuffer } from '../gpu/buffers.ts';
 import type { TesseraDevice } from '../gpu/device.ts';
-import { opAccepts, opPlan, type Tensor } from '../ops/runner.ts';
+import { opAccepts, type Tensor } from '../ops/runner.ts';
 import type { DecoderConfig } from './config.ts';
 import { LayerCountError, MissingTensorError, ModelConfigError } from './errors.ts';
 import { gpuExpertTensors, isExpertMatrix } from './moe-weights.ts';
@@ -240,23 +240,6 @@ export function checkWeights(src: ModelSource): WeightSpec[] {
   return specs;
 }
 
-/** Input lengths at which `planesAtLoad` asks linear for a reader: one token, the int8 GEMVs' batch, prefill tiles. */
-const PLANE_LENGTHS = [1, 2, 8, 9, 16, 63, 64, 65, 512, 4096];
-
-/**
- * Whether a block-quantized [N, K] linear weight goes to the GPU repacked in planes (Q8_0: dtype q8_0_planes; Q4_K:
- * q4_k_planes): the linear contract's answer (Q8_0: its q80_rows variant's loadPlanes, tunable q80Planes; Q4_K: its
- * q4LoadPlanes, tunable q4kPlanes), where it also reads the planes at every input length.
- */
-export function planesAtLoad(dev: TesseraDevice, format: 'q8_0' | 'q4_k', shape: readonly number[]): boolean {
-  const K = shape[shape.length - 1]!;
-  const x = (M: number) => ({ dtype: 'float32', shape: [M, K] });
-  const derived = opPlan(dev, 'linear', { x: x(1), w: { dtype: format, shape: [...shape] } })?.derived;
-  if ((format === 'q8_0' ? derived?.loadPlanes : derived?.q4LoadPlanes) !== true) return false;
-  const w = { dtype: `${format}_planes`, shape: [...shape] };
-  return PLANE_LENGTHS.every((M) => opAccepts(dev, 'linear', { x: x(M), w }));
-}
-
 export async function uploadWeights(
   dev: TesseraDevice,
   src: ModelSource,
@@ -285,11 +268,9 @@ export async function uploadWeights(
       if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q4_K && reads('q4_k')) {
         data = await src.readRaw(s.name);
         dtype = 'q4_k';
-        if (planesAtLoad(dev, 'q4_k', s.shape)) [data, dtype] = [q4_kToPlanes(data, s.shape[0]!, K), 'q4_k_planes'];
       } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q8_0 && reads('q8_0')) {
         data = await src.readRaw(s.name);
         dtype = 'q8_0';
-        if (planesAtLoad(dev, 'q8_0', s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
       } else if (s.kind === 'linear' && mode === 'file' && native === GgmlType.Q6_K && reads('q6_k')) {
         // Q4_K_M files keep some tensors (v, down, the LM head) as Q6_K: read in place too
         data = await src.readRaw(s.name);
@@ -302,11 +283,9 @@ export async function uploadWeights(
         if (want === 'q4k' && reads('q4_k')) {
           data = quantizeQ4_K(x);
           dtype = 'q4_k';
-          if (planesAtLoad(dev, 'q4_k', s.shape)) [data, dtype] = [q4_kToPlanes(data, s.shape[0]!, K), 'q4_k_planes'];
         } else if (want === 'q8_0' && reads('q8_0')) {
           data = quantizeQ8_0(x);
           dtype = 'q8_0';
-          if (planesAtLoad(dev, 'q8_0', s.shape)) [data, dtype] = [q8_0ToPlanes(data, s.shape[0]!, K), 'q8_0_planes'];
         } else if (want === 'f16' || ((want === 'q4k' || want === 'q8_0') && f16)) {
           if (want !== 'f16') notes.add(`${s.name}: the linear contract has no ${want} kernel for inner size ${K} (not a multiple of the block); stored as float16`);
           data = f32ToF16Bytes(x);

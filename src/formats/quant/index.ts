@@ -10,8 +10,8 @@ import { dequantizeQ8_0, quantizeQ8_0 } from './q8_0.ts';
 import { dequantizeMXFP4, quantizeMXFP4 } from './mxfp4.ts';
 
 export * from './ggml-types.ts';
-export { dequantizeQ8_0, quantizeQ8_0, q8_0ToPlanes, Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE } from './q8_0.ts';
-export { dequantizeQ4_K, quantizeQ4_K, q4_kToPlanes, scaleMinK4, packScaleMinK4, Q4_K_BLOCK_SIZE, Q4_K_TYPE_SIZE } from './q4_k.ts';
+export { dequantizeQ8_0, quantizeQ8_0, Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE } from './q8_0.ts';
+export { dequantizeQ4_K, quantizeQ4_K, scaleMinK4, packScaleMinK4, Q4_K_BLOCK_SIZE, Q4_K_TYPE_SIZE } from './q4_k.ts';
 export { dequantizeQ6_K, quantizeQ6_K, Q6_K_BLOCK_SIZE, Q6_K_TYPE_SIZE } from './q6_k.ts';
 export * from './mxfp4.ts';
 

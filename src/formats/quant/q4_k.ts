@@ -203,32 +203,3 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
   }
   return out;
 }
-
-/**
- * Q4_K rows repacked in planes for the int8 GEMVs and the subgroup-matrix GEMM (gemv-q8a.wgsl.jinja, gemm-sgmat.wgsl.jinja;
- * the dtype q4_k_planes): each row of K values keeps its K / 256 * 144 bytes, its blocks' 16-byte headers (d, dmin,
- * the 12 scale bytes) first, then their 128 nibble bytes. Rows still concatenate and slice as rows; a lane's nibble
- * loads and its header loads each read consecutive 16-byte words across a subgroup (in the GGUF layout every 9th
- * word is a header).
- */
-export function q4_kToPlanes(bytes: Uint8Array, rows: number, K: number): Uint8Array {
-  const nb = blockCount('Q4_K', Q4_K_BLOCK_SIZE, Q4_K_TYPE_SIZE, bytes.byteLength, rows * K);
-  if (K % Q4_K_BLOCK_SIZE !== 0) throw new RangeError(`Q4_K planes: rows of ${K} values are not whole blocks of 256`);
-  // as u32 words (a block is 36): 4 header words, then 32 nibble words
-  const src = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice(0, nb * Q4_K_TYPE_SIZE);
-  const w = new Uint32Array(src.buffer, src.byteOffset, nb * 36);
-  const out = new Uint8Array(nb * Q4_K_TYPE_SIZE);
-  const ow = new Uint32Array(out.buffer);
-  const bpr = K / Q4_K_BLOCK_SIZE;
-  for (let r = 0; r < rows; r++) {
-    const row = r * bpr * 36;
-    for (let b = 0; b < bpr; b++) {
-      const o = row + 36 * b;
-      const h = row + 4 * b;
-      const q = row + 4 * bpr + 32 * b;
-      for (let j = 0; j < 4; j++) ow[h + j] = w[o + j]!;
-      for (let j = 0; j < 32; j++) ow[q + j] = w[o + 4 + j]!;
-    }
-  }
-  return out;
-}

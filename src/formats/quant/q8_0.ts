@@ -44,37 +44,3 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   }
   return out;
 }
-
-/**
- * Q8_0 rows repacked in planes for the int8 rows GEMV (gemv-q8a.wgsl.jinja, weightLayout "planes"; the dtype
- * q8_0_planes): each row of K values keeps its K / 32 * 34 bytes, its blocks' 32 int8 quants first (K bytes), then their
- * f16 scales (K / 16 bytes). The same bytes a row as the GGUF layout, so rows still concatenate and slice as rows; a
- * kernel reads a block as 2 vec4<u32> of quants (16-byte aligned where K is a multiple of 256) and its scale from the
- * row's tail, none shifted. K a multiple of 64 (rows start on a word).
- */
-export function q8_0ToPlanes(bytes: Uint8Array, rows: number, K: number): Uint8Array {
-  const nb = blockCount('Q8_0', Q8_0_BLOCK_SIZE, Q8_0_TYPE_SIZE, bytes.byteLength, rows * K);
-  if (K % 64 !== 0) throw new RangeError(`Q8_0 planes: rows of ${K} values; they are repacked as u32 words, so K must be a multiple of 64`);
-  const src = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice(0, nb * Q8_0_TYPE_SIZE);
-  const w = new Uint32Array(src.buffer, src.byteOffset, (nb * Q8_0_TYPE_SIZE) / 4);
-  const out = new Uint8Array(nb * Q8_0_TYPE_SIZE);
-  const ow = new Uint32Array(out.buffer);
-  const oh = new Uint16Array(out.buffer);
-  const bpr = K / 32;
-  const rw = (bpr * Q8_0_TYPE_SIZE) / 4; // words a row (a multiple of 17: rows start on a word)
-  for (let r = 0; r < rows; r++) {
-    const row = r * rw;
-    const scales = 2 * row + K / 2; // the row's scales, in halves
-    // blocks in pairs of 17 words: the even block's d is the low half of its first word and its quants start 2 bytes
-    // into it; the odd block's d is the high half of word 8 and its quants are words 9 .. 16 (little-endian)
-    for (let b = 0; b < bpr; b += 2) {
-      const a = row + (17 * b) / 2;
-      const q = row + 8 * b;
-      for (let j = 0; j < 8; j++) ow[q + j] = (w[a + j]! >>> 16) | (w[a + j + 1]! << 16);
-      for (let j = 0; j < 8; j++) ow[q + 8 + j] = w[a + 9 + j]!;
-      oh[scales + b] = w[a]! & 0xffff;
-      oh[scales + b + 1] = w[a + 8]! >>> 16;
-    }
-  }
-  return out;
-}
