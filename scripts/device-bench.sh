@@ -3,7 +3,7 @@
 # step cannot take the call's receipts with it. Run through the device tool from the repo root, carrying a `.device`
 # packed with tsx (bash ../shared/gpu/prepare-device.sh tsx [vitest] [onnxruntime-node]: vitest for a GPU lane in the same call):
 #   source .device/enter.sh && bash scripts/device-bench.sh [step ...]   (receipts name .device/commit: device-slim.sh out)
-# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-retune rows-exact decode-8b-q4k q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout
+# Steps (default: attention gemv gemm decode torch): attention gemv gemv-table gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch floor probe-glu q80 formats context short down-rows glu-groups qkv-rows qkv-teams qkv-lanes teams head head-pick head-pick-items attn-oproj attn-oproj-kernels footprint collapse targets rows-reduce rows-retune rows-exact decode-8b-q4k q6-wide q6-head f16-prefill glu-pass norm-pass gemv-layout
 # patch-ab qmoe-f32 qmoe torch ort embed moe fixtures.
 # Receipts and logs go to $OUT.
 # Every figure in one step's receipt comes from one run; compare variants within a step, not across calls.
@@ -305,6 +305,13 @@ for s in "${steps[@]}"; do
       run qmoe-vs-ort-dtype-f16 200 node --import tsx bench/qmoe.ts --upload mapped --dtype float16 --out "$OUT/qmoe-dtype-f16.json" ;;
     # what a dispatch costs beside its bytes: tiny and weight-sized dispatches, dependent and independent
     dispatch) run dispatch 120 node --import tsx bench/dispatch.ts --out "$OUT/dispatch.json" ;;
+    # what the native CUDA stack reaches at the same shapes (torch: reads, cuBLAS f16 and tinygemm int4 GEMVs, SDPA decode
+    # attention and its kernels), then ours: dispatch probes, decode attention, the f16 / Q4_K GEMVs at M = 1
+    floor)
+      run floor-torch 200 python3 -W ignore bench/torch_floor.py --out "$OUT/floor-torch.json"
+      run floor-dispatch 120 node --import tsx bench/dispatch.ts --out "$OUT/floor-dispatch.json"
+      run floor-attention 110 node --import tsx bench/kernels.ts --formats '' --attention --attention-prefill '' --reps 20 --out "$OUT/floor-attention.json"
+      run floor-gemv 150 node --import tsx bench/kernels.ts --formats float16,q4_k --m 1 --shapes 4096x4096,2048x8192,8192x2048,4096x14336,14336x4096,128256x4096 --reps 10 --out "$OUT/floor-gemv.json" ;;
     # the gate|up GEMV alone on the 8B model's own buffers, copies and synthetic blocks, then paired with down_proj,
     # subgroup items vs rows mode (faster alone, slower in the decode at the eighth session)
     probe-glu) run probe-glu 150 node --import tsx bench/decode.ts --presets llama-8b --quant q4k --prefill '' --probe-glu '[{},{"gemvRowBlock":128,"gemvTeams":4},{"gemvRowBlock":64,"gemvTeams":2}]' --out "$OUT/probe-glu.json" ;;
@@ -364,6 +371,6 @@ for s in "${steps[@]}"; do
       OMP_NUM_THREADS=4 run goldens-moe 400 python3 scripts/goldens-moe.py --out "$OUT/hf"
       OMP_NUM_THREADS=4 run encoder-fixtures 300 python3 scripts/fixtures/make_encoder_fixtures.py --out "$OUT/hf" ;;
     ort) run ort 300 node --import tsx bench/kernels.ts --formats q4_k --m 1,16,128,512 --ort --reps 10 --out "$OUT/kernels-ort.json" ;;
-    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
+    *) echo "unknown step $s (attention gemv gemv-q4k gemm gemm-sweep decode decode-gemv decode-rope decode-mlp decode-attnq8 prefetch mlp glu-waves q6k-down mixed-handoff decode-wginit dispatch floor probe-glu q80 formats context short qmoe-f32 qmoe torch ort embed moe fixtures)" >&2 ;;
   esac
 done
