@@ -33,7 +33,7 @@ def copies_for(nbytes: int) -> int:
 
 def timed(fn_list, reps: int) -> dict:
     """Per-call GPU time (us) of the calls in fn_list (cycled to `reps` calls) back to back in one CUDA graph, best of
-    5 replays; also without the graph (launched from Python, for reference)."""
+    7 replays; also without the graph (launched from Python, for reference)."""
     calls = [fn_list[i % len(fn_list)] for i in range(reps)]
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
