@@ -31,6 +31,19 @@ def copies_for(nbytes: int) -> int:
     return max(2, min(64, -(-ROTATE // nbytes)))
 
 
+def best_ms(run, tries: int) -> float:
+    """The least GPU time (ms) between two events around run(), over `tries` runs."""
+    best = float("inf")
+    for _ in range(tries):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        run()
+        b.record()
+        b.synchronize()
+        best = min(best, a.elapsed_time(b))
+    return best
+
+
 def timed(fn_list, reps: int) -> dict:
     """Per-call GPU time (us) of the calls in fn_list (cycled to `reps` calls) back to back in one CUDA graph, best of
     7 replays; also without the graph (launched from Python, for reference)."""
@@ -46,24 +59,12 @@ def timed(fn_list, reps: int) -> dict:
     with torch.cuda.graph(g):
         for f in calls:
             f()
-    best = float("inf")
-    for _ in range(7):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        best = min(best, a.elapsed_time(b))
-    eager = float("inf")
-    for _ in range(3):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+
+    def eager():
         for f in calls:
             f()
-        b.record()
-        b.synchronize()
-        eager = min(eager, a.elapsed_time(b))
-    return {"us": best * 1e3 / reps, "eagerUs": eager * 1e3 / reps}
+
+    return {"us": best_ms(g.replay, 7) * 1e3 / reps, "eagerUs": best_ms(eager, 3) * 1e3 / reps}
 
 
 def ceiling() -> float:
@@ -71,14 +72,7 @@ def ceiling() -> float:
     x = torch.ones(1 << 28, device="cuda", dtype=torch.float32)
     for _ in range(3):
         torch.sum(x)
-    best = float("inf")
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        torch.sum(x)
-        b.record()
-        b.synchronize()
-        best = min(best, a.elapsed_time(b))
+    best = best_ms(lambda: torch.sum(x), 5)
     del x
     return (1 << 30) / (best * 1e-3) / 1e9
 
