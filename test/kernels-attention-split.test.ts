@@ -9,7 +9,6 @@
  * the adapter's subgroup size.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError, resolveContract } from '../src/contracts/index.ts';
 import { runContract } from '../src/contracts/run.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { attentionRef, attentionUniforms } from '../src/reference/attention.ts';
@@ -19,7 +18,6 @@ import { maxRelErr } from './helpers/compare.ts';
 import { attentionCase } from './helpers/attention-inputs.ts';
 import { expectQ8Activations } from './helpers/q8.ts';
 import { testDevice } from './helpers/device.ts';
-import { h200 } from './contracts-helpers.ts';
 
 let dev: TesseraDevice;
 beforeAll(async () => {
@@ -140,79 +138,6 @@ describe('attention decode_split_lanes (the partial pass a subgroup per step of 
     const out = outputs.out!.data as Float32Array;
     expect(maxRelErr(out, attentionRef(u, c.ref as never))).toBeLessThan(1e-5);
     if (q8) expectQ8Activations(outputs.qa!.data as Uint32Array, outputs.da!.data as Float32Array, outputs.rs!.data as Float32Array, out);
-  });
-});
-
-describe('attention decode_split_sgmat (the partial pass on subgroup matrices)', () => {
-  it.for([
-    // tokens, heads, kv heads, head dim, capacity, start, softcap, window, tunables (splitSgmatWarps 4 and
-    // splitSgmatBlocks 1 by default: chunks of 64 keys; parts of whole blocks of 16 keys)
-    [1, 32, 8, 128, 8192, 8000, 0, 0, {}], // the 8B heads: 32 parts of 256 keys, four chunks each
-    [1, 32, 8, 128, 8192, 1000, 0, 0, {}], // parts of 32 keys: most of a chunk's blocks empty
-    [2, 8, 2, 64, 512, 257, 0, 0, {}],
-    [1, 4, 4, 128, 300, 5, 30, 0, {}], // groups of 1, softcap
-    [1, 4, 4, 128, 300, 290, 0, 0, {}], // the last block would pass the capacity (300): loaded from 284
-    [3, 6, 3, 64, 1024, 700, 0, 100, {}], // a sliding window, 3 tokens, groups of 2
-    [1, 2, 1, 256, 600, 500, 0, 0, { splitSgmatWarps: 2 }], // 256 dims: eight slices a subgroup, chunks of 32 keys
-    [1, 16, 2, 64, 34000, 33990, 0, 0, {}], // groups of 8 heads, 128 parts of 272 keys: five chunks, the last of one block
-    [1, 4, 2, 64, 600, 3, 0, 0, {}], // 4 keys over many parts: most see none
-    [1, 32, 8, 128, 8192, 8000, 0, 0, { splitSgmatWarps: 2, splitSgmatBlocks: 2 }], // four slices a subgroup
-    [1, 32, 8, 128, 8192, 5000, 30, 0, { splitSgmatWarps: 2, splitOrder: 'heads' }], // chunks of 32 keys
-    [2, 32, 8, 128, 4096, 3000, 0, 0, { splitSgmatWarps: 2, splitSgmatBlocks: 1, splitWorkgroups: 2048 }],
-  ] as const)('T=%i H=%i Hkv=%i D=%i capacity %i start %i softcap %i window %i tunables %o', async ([T, H, Hkv, D, cap, start, softcap, win, tun], ctx) => {
-    const r = new Rng(`attention-split-sgmat/${T}/${H}/${D}/${cap}/${start}`);
-    const c = attentionCase(r, T, H, Hkv, D, cap, 'float16');
-    let res;
-    try {
-      res = await runContract(dev, opContract('attention'), {
-        inputs: c.inputs,
-        attributes: { start_pos: start, kv_len: start + T, softcap, sliding_window: win },
-        tunables: { splitDecode: 'on', cpuMapping: 'off', shortKeys: 0, splitPartial: 'sgmat', ...tun },
-        variant: 'decode_split_sgmat',
-      });
-    } catch (e) {
-      // only a device without the features may skip (wave32 is a `when` on the subgroup size)
-      if (e instanceof ContractError && e.rejected.every((x) => x.kind === 'requires' || /wave32/.test(x.reason))) {
-        ctx.skip(`decode_split_sgmat does not run here (${e.rejected.map((x) => x.reason).join('; ')}); the GPU lane runs it`);
-        return;
-      }
-      throw e;
-    }
-    const wgs = 'splitWorkgroups' in tun ? tun.splitWorkgroups : 256;
-    const splits = Math.max(1, Math.min(Math.ceil(cap / 16), Math.ceil(wgs / (Hkv * T))));
-    expect(res.plan.passes.map((p) => p.dispatch)).toEqual([
-      'splitOrder' in tun ? [Hkv, splits, T] : [splits, Hkv, T],
-      [(H * D) / Math.min(D, 32), T, 1],
-    ]);
-    const u = attentionUniforms({ num_heads: H, num_kv_heads: Hkv, head_dim: D, kv_len: start + T, seq_len: T, start_pos: start, attn_softcap: softcap, sliding_window: win });
-    // queries and probabilities rounded to f16 (2^-11 relative each), f32 accumulation
-    expect(maxRelErr(res.outputs.out!.data as Float32Array, attentionRef(u, c.ref as never))).toBeLessThan(5e-3);
-  });
-
-  it('on the H200 profile: chosen for f16 caches in groups of 1, 2, 4 or 8 where the subgroups divide the slices of 16 dims, else why not', () => {
-    const why = (H: number, Hkv: number, D: number, kvDt: string, extra: Record<string, number> = {}) => {
-      try {
-        const p = resolveContract(opContract('attention'), {
-          shapes: { q: [1, H, D], k: [4096, Hkv, D], v: [4096, Hkv, D], kvLen: [1], pageTable: [1] },
-          dtypes: { q: 'float32', k: kvDt, v: kvDt, kvLen: 'uint32', pageTable: 'uint32' },
-          attributes: { start_pos: 3000, kv_len: 3001 },
-          tunables: { splitDecode: 'on', shortKeys: 0, splitPartial: 'sgmat', ...extra },
-          device: h200,
-          variant: 'decode_split_sgmat',
-        });
-        return p.variant;
-      } catch (e) {
-        return (e as ContractError).rejected.map((x) => x.reason).join('; ');
-      }
-    };
-    expect(why(32, 8, 128, 'float16')).toBe('decode_split_sgmat');
-    expect(why(32, 8, 128, 'float16', { splitSgmatWarps: 2, splitSgmatBlocks: 2 })).toBe('decode_split_sgmat');
-    // chunks of 128 keys of 128 dims: 51 KB of workgroup memory, past the H200's 48
-    expect(why(32, 8, 128, 'float16', { splitSgmatBlocks: 2 })).toMatch(/maxComputeWorkgroupStorageSize/);
-    expect(why(32, 8, 128, 'float32')).toMatch(/tensorDtypes\.k == "float16"/);
-    expect(why(6, 2, 64, 'float16')).toMatch(/group == 1 or group == 2/);
-    expect(why(4, 2, 64, 'float16', { splitSgmatWarps: 8 })).toMatch(/sgmatWarps/); // 4 slices of 16 dims
-    expect(why(4, 2, 64, 'float16', { splitSgmatBlocks: 5 })).toMatch(/splitSgmatBlocks/);
   });
 });
 
