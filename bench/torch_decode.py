@@ -11,6 +11,8 @@ import time
 import torch
 import transformers
 
+from receipt_commit import receipt_commit
+
 # The same shapes as bench/decode.ts's PRESETS.
 PRESETS = {
     "llama-1.1b": dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048),
@@ -116,6 +118,7 @@ def main() -> None:
         results += [r for p in a.presets.split(",") for r in prefill(p, torch.float16, lengths)]
     receipt = {
         "benchmark": "torch-decode",
+        "commit": receipt_commit(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": platform.node(),
         "gpu": torch.cuda.get_device_name(0),

@@ -9,6 +9,8 @@ import time
 import torch
 from transformers import BertConfig, BertModel
 
+from receipt_commit import receipt_commit
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--out", default="torch-embed.json")
 ap.add_argument("--seq", type=int, default=128)
@@ -34,4 +36,4 @@ with torch.no_grad():
         r = {"batch": batch, "sequence": a.seq, "msPerBatchMedian": ms, "embeddingsPerSecond": batch / ms * 1000, "mode": "eager f16, hidden states copied to the host"}
         results.append(r)
         print(json.dumps(r))
-json.dump({"benchmark": "torch-embed", "torch": torch.__version__, "device": torch.cuda.get_device_name(), "results": results}, open(a.out, "w"), indent=1)
+json.dump({"benchmark": "torch-embed", "commit": receipt_commit(), "torch": torch.__version__, "device": torch.cuda.get_device_name(), "results": results}, open(a.out, "w"), indent=1)

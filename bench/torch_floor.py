@@ -23,6 +23,8 @@ import platform
 import torch
 import torch.nn.functional as F
 
+from receipt_commit import receipt_commit
+
 MIB = 1 << 20
 ROTATE = 256 * MIB
 
@@ -209,6 +211,7 @@ def main() -> None:
     rows += sdpa([int(x) for x in a.attention_ctx.split(",") if x], a.reps, ceil)
     receipt = {
         "benchmark": "torch-floor",
+        "commit": receipt_commit(),
         "machine": platform.node(),
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
