@@ -35,7 +35,7 @@ mkdir -p "$OUT"
 # the variants that need shader-f16 (the registry's requires) of the operations the harness has references for
 # (tessera selftest lists no others), optionally filtered
 variants=$(node --import tsx -e '
-  const { defaultRegistry } = await import("./src/registry/load.ts");
+  const { defaultRegistry } = await import("./src/node/registry.ts");
   const { REFERENCE_OPS } = await import("./src/reference/ops.ts");
   for (const op of defaultRegistry().operations.values())
     for (const v of op.variants.values())

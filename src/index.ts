@@ -7,7 +7,6 @@ export { bytesFile, type ModelFile, type ModelFolder, type ModelFiles, type Sing
 export { cachedFolder, memoryCache, opfsCache, CACHE_CHUNK_BYTES, type FileCache, type CacheProgress } from './formats/cache.ts';
 export { urlFolder, urlFile, urlFileOfSize, blobFile, blobModelFile, blobFolder, HttpError, RangeUnsupportedError, type UrlOptions } from './formats/web-files.ts';
 export {
-  loadContract,
   validateContract,
   resolveContract,
   templateContext,

@@ -6,6 +6,7 @@
 import './node/host.ts';
 
 export * from './index.ts';
-export { loadRegistry, DEFAULT_REGISTRY_PATH, KERNELS_DIR, wgslPath } from './registry/load.ts';
+export { loadRegistry, DEFAULT_REGISTRY_PATH, KERNELS_DIR, wgslPath } from './node/registry.ts';
+export { loadContract } from './node/contracts.ts';
 export { nodeHost, readKernelFile } from './node/host.ts';
 export { diskFile, diskFolder, openPath } from './node/files.ts';

@@ -10,7 +10,7 @@ import { ContractError, resolveContract, type KernelContract } from '../src/cont
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
 import { registryLookup } from '../src/registry/binder.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { ATTENTION_CASES } from '../src/selftest/cases-attention.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { opContract } from '../src/selftest/launch.ts';

@@ -6,10 +6,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_BASES, loadContract, resolveContract, validateContract } from '../src/contracts/index.ts';
+import { BUNDLED_BASES, resolveContract, validateContract } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import { OP_CONTRACTS } from '../src/ops/contracts.generated.ts';
 import { opContract, registryLookup } from '../src/ops/runner.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { h200 } from './contracts-helpers.ts';
 
 type Json = Record<string, any>;

@@ -5,21 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  ContractInputError,
-  ContractSchemaError,
-  loadContract,
-  resolveContract,
-  templateContext,
-  uniformBytes,
-  validateContract,
-  type KernelContract,
-  type Plan,
-  type PlanBinding,
-} from '../src/contracts/index.ts';
+import { ContractInputError, ContractSchemaError, resolveContract, templateContext, uniformBytes, validateContract, type KernelContract, type Plan, type PlanBinding } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { OpRunner, registryLookup } from '../src/ops/runner.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { caught, h200, swiftshader } from './contracts-helpers.ts';
 
 const CONTRACTS_DIR = new URL('../src/ops/contracts/', import.meta.url).pathname;

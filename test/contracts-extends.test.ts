@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ContractSchemaError, loadContract, resolveContractSource, validateContract } from '../src/contracts/index.ts';
+import { ContractSchemaError, resolveContractSource, validateContract } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import { opContract } from '../src/ops/runner.ts';
 
 const json = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>;

@@ -1,7 +1,8 @@
 /** Shared fixtures for the contract tests: the QMoE contract, device profiles, gpt-oss-like shapes. */
 import { readFileSync } from 'node:fs';
 import { capsFromJson, type DeviceCaps, type DeviceProfileJson } from '../src/gpu/caps.ts';
-import { loadContract, resolveContract, type Plan, type ResolveOptions } from '../src/contracts/index.ts';
+import { resolveContract, type Plan, type ResolveOptions } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 
 export const QMOE_PATH = new URL('../spec/qmoe.contract.json', import.meta.url).pathname;
 export const PROFILE = (name: string) => new URL(`../spec/device-profiles/${name}.json`, import.meta.url).pathname;

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ContractSchemaError, loadContract, validateContract } from '../src/contracts/index.ts';
+import { ContractSchemaError, validateContract } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import { caught, QMOE_PATH } from './contracts-helpers.ts';
 import { readFileSync } from 'node:fs';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ContractError, resolveContract, type KernelContract } from '../src/contracts/index.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
 import { registryLookup } from '../src/registry/binder.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { opContract } from '../src/selftest/launch.ts';
 
 const kernels = registryLookup(defaultRegistry());

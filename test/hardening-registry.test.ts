@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegistryError } from '../src/registry/errors.ts';
 import { findDuplicateKeys } from '../src/registry/json-keys.ts';
-import { DEFAULT_REGISTRY_PATH, loadRegistry } from '../src/registry/load.ts';
+import { DEFAULT_REGISTRY_PATH, loadRegistry } from '../src/node/registry.ts';
 import { parseRegistry } from '../src/registry/parse.ts';
 import { tessera } from './helpers/cli.ts';
 

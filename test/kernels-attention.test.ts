@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { f16ToF32, f32ToF16, f32ToF16Bytes } from '../src/formats/f16.ts';
-import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { defaultRegistry, wgslPath } from '../src/node/registry.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { ATTENTION_CASES, attentionFits, attentionKind, attentionRequest } from '../src/selftest/cases-attention.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';

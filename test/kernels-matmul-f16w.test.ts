@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { testDevice } from './helpers/device.ts';
 import { registryWithoutF16 } from './helpers/emulate-f16.ts';

@@ -18,7 +18,7 @@ import type { TesseraDevice } from '../src/gpu/device.ts';
 import { opContract } from '../src/ops/runner.ts';
 import { registryLookup } from '../src/registry/binder.ts';
 import { readWgslSync } from '../src/registry/bundled.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { fusedFfnRef } from '../src/reference/fused-ffn.ts';
 import { matmulAnyReference } from '../src/reference/matmul-quant.ts';

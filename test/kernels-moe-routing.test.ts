@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import { gatherSplitRef, moeOffsetsRef, scatterAddRef, topkRef } from '../src/reference/moe-combine.ts';
 import { readBuffer, STORAGE_USAGE, uploadBuffer } from '../src/gpu/buffers.ts';
 import { REFERENCE } from '../src/reference/ops.ts';

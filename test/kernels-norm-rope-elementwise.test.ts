@@ -19,7 +19,7 @@ import { capsFromJson } from '../src/gpu/caps.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { registryLookup } from '../src/registry/binder.ts';
 import { readWgslSync } from '../src/registry/bundled.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import type { KernelVariant, Operation, Registry } from '../src/registry/types.ts';
 import type { ReferenceOp } from '../src/reference/ops.ts';
 import { OP_CASES, shapesOf } from '../src/selftest/cases.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractKernels, reachReport, type ReachReport } from '../src/registry/reach.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { kernelsReach, loadReachDevice, loadReachModel, reachContracts } from '../src/cli/kernels.ts';
 import { evaluateReach, type ReachEvaluation } from '../src/runtime/reach-eval.ts';
@@ -19,7 +19,8 @@ import { testDevice } from './helpers/device.ts';
 import { moeFromDense } from './helpers/moe-fixtures.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';
 import { decoderConfigFromHF } from '../src/models/config.ts';
-import { parseReachCells, parseSupportDoc, SUPPORT_DOC, writeSupportDocument } from '../src/selftest/support.ts';
+import { writeSupportDocument } from '../src/node/support-doc.ts';
+import { parseReachCells, parseSupportDoc, SUPPORT_DOC } from '../src/selftest/support.ts';
 import { tessera } from './helpers/cli.ts';
 
 const registry = defaultRegistry();

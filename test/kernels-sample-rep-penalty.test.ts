@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFloat32, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { defaultRegistry, wgslPath } from '../src/node/registry.ts';
 import { REP_PENALTY_CASES } from '../src/selftest/cases-rep-penalty.ts';
 import { describeFailures, runOp } from '../src/selftest/harness.ts';
 import { planOp, runPlan } from '../src/selftest/launch.ts';

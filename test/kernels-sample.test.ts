@@ -13,7 +13,7 @@ import type { Plan } from '../src/contracts/index.ts';
 import { readUint32, uploadBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, type TesseraDevice } from '../src/gpu/device.ts';
 import { Recorder } from '../src/gpu/recorder.ts';
-import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { defaultRegistry, wgslPath } from '../src/node/registry.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { argmaxRef, sampleRef, TOPK_PATH_KMAX, type SampleUniforms } from '../src/reference/sample.ts';
 import { planOp, recordPlan, runPlan } from '../src/selftest/launch.ts';

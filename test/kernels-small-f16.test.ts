@@ -14,7 +14,7 @@ import { f16ToF32 } from '../src/formats/f16.ts';
 import { quantizeQ8_0 } from '../src/formats/quant/index.ts';
 import { readBuffer, uploadBuffer } from '../src/gpu/buffers.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import type { Registry } from '../src/registry/types.ts';
 import { castF32ToF16Ref, dequantQ8_0RowwiseF16Ref, kvCacheWriteRef, packF16Words, unpackF16Words } from '../src/reference/f16-ops.ts';
 import { planOp, runPlan, type PlanRequest } from '../src/selftest/launch.ts';

@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../src/contracts/run.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry } from '../src/registry/load.ts';
+import { defaultRegistry } from '../src/node/registry.ts';
 import type { ReferenceOp } from '../src/reference/ops.ts';
 import { residualRef } from '../src/reference/residual.ts';
 import { ropeLinearTables, ropeRef, type RopeUniforms } from '../src/reference/rope.ts';

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDevice, describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
-import { defaultRegistry, wgslPath } from '../src/registry/load.ts';
+import { defaultRegistry, wgslPath } from '../src/node/registry.ts';
 import { specializeWgsl } from '../src/registry/wgsl-features.ts';
 import { gatherRef } from '../src/reference/gather.ts';
 import { ropeRef, type RopeUniforms } from '../src/reference/rope.ts';
@@ -18,7 +18,8 @@ import { OP_CASES } from '../src/selftest/cases.ts';
 import { describeFailures, runOp, wgslEntryPoints, type VariantReport } from '../src/selftest/harness.ts';
 import { opContract, variantsRunning } from '../src/selftest/launch.ts';
 import { formatSelfTest, runSelfTest, toRow } from '../src/selftest/selftest.ts';
-import { parseSupportDoc, renderSupportDoc, supportColumn, writeSupportDoc } from '../src/selftest/support.ts';
+import { writeSupportDoc } from '../src/node/support-doc.ts';
+import { parseSupportDoc, renderSupportDoc, supportColumn } from '../src/selftest/support.ts';
 import { checkWgslAgainstRegistry, stripComments } from '../src/selftest/wgsl-check.ts';
 import { testDevice } from './helpers/device.ts';
 

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadContract, resolveContract, type KernelContract, type Plan, type PlanPass } from '../src/contracts/index.ts';
+import { resolveContract, type KernelContract, type Plan, type PlanPass } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import { renderPassShader } from '../src/contracts/run.ts';
 import { capsFromJson, type DeviceCaps, type DeviceProfileJson } from '../src/gpu/caps.ts';
 import { describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';

@@ -7,7 +7,8 @@
  * separately, ORT's output.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ContractError, ContractInputError, loadContract, type KernelContract } from '../src/contracts/index.ts';
+import { ContractError, ContractInputError, type KernelContract } from '../src/contracts/index.ts';
+import { loadContract } from '../src/node/contracts.ts';
 import { runContract, type HostTensor } from '../src/contracts/run.ts';
 import { describeAdapter, type TesseraDevice } from '../src/gpu/device.ts';
 import { f16ToF32, f32ToF16 } from '../src/formats/f16.ts';

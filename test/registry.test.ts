@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { RegistryError } from '../src/registry/errors.ts';
-import { DEFAULT_REGISTRY_PATH, loadRegistry } from '../src/registry/load.ts';
+import { DEFAULT_REGISTRY_PATH, loadRegistry } from '../src/node/registry.ts';
 import { parseRegistry } from '../src/registry/parse.ts';
 import { packByLayout, resolveContract, validateContract } from '../src/contracts/index.ts';
 import { capsFromJson } from '../src/gpu/caps.ts';

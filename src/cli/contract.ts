@@ -6,7 +6,8 @@
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import type { DeviceCaps } from '../gpu/caps.ts';
-import { loadContract, resolveContract, type KernelContract, type KernelLookup, type PassSpec, type Plan } from '../contracts/index.ts';
+import { resolveContract, type KernelContract, type KernelLookup, type PassSpec, type Plan } from '../contracts/index.ts';
+import { loadContract } from '../node/contracts.ts';
 import { loadCaps } from './device.ts';
 import { CliArgumentError } from './errors.ts';
 
@@ -71,7 +72,7 @@ function hasKernelPasses(passes: readonly PassSpec[]): boolean {
 
 async function registryLookup(c: KernelContract): Promise<KernelLookup | undefined> {
   if (!c.variants.some((v) => hasKernelPasses(v.passes))) return undefined;
-  const { defaultRegistry } = await import('../registry/load.ts');
+  const { defaultRegistry } = await import('../node/registry.ts');
   const { registryLookup: lookup } = await import('../ops/runner.ts');
   return lookup(defaultRegistry());
 }

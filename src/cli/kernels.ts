@@ -9,13 +9,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { loadContract, type KernelContract } from '../contracts/index.ts';
+import { type KernelContract } from '../contracts/index.ts';
+import { loadContract } from '../node/contracts.ts';
 import { capsFromJson, type DeviceProfileJson } from '../gpu/caps.ts';
 import { decoderConfigFromHF } from '../models/config.ts';
 import { OP_CONTRACTS } from '../ops/contracts.generated.ts';
 import { opContract } from '../ops/runner.ts';
 import { reachReport, type ReachReport } from '../registry/reach.ts';
-import { defaultRegistry } from '../registry/load.ts';
+import { defaultRegistry } from '../node/registry.ts';
 import type { Registry } from '../registry/types.ts';
 import { evaluateReach, type ReachContract, type ReachDevice, type ReachModel, type ReachOptions } from '../runtime/reach-eval.ts';
 import { CliArgumentError } from './errors.ts';
@@ -190,7 +191,8 @@ export function registerKernelsReach(kernels: Command): void {
       const report = kernelsReach({ deviceProfiles: o.deviceProfile, modelConfigs: o.modelConfig });
       process.stdout.write(`${o.json ? JSON.stringify(report, null, 2) : formatReach(report)}\n`);
       if (o.writeDocs !== undefined) {
-        const { SUPPORT_DOC, writeSupportDocument } = await import('../selftest/support.ts');
+        const { SUPPORT_DOC } = await import('../selftest/support.ts');
+        const { writeSupportDocument } = await import('../node/support-doc.ts');
         const file = o.writeDocs === true ? SUPPORT_DOC : o.writeDocs;
         await writeSupportDocument(file, { reach: report });
         console.error(`wrote ${file} (every registry variant: WGSL, harness cases, device columns, contracts that reach it)`);

@@ -70,7 +70,8 @@ function registerSelfTest(program: Command): void {
         if (opts.json) process.stdout.write(JSON.stringify({ adapter: describeAdapter(dev.caps), rows }, null, 2) + '\n');
         else console.log(`adapter: ${describeAdapter(dev.caps)}\n${formatSelfTest(rows)}`);
         if (opts.support !== undefined) {
-          const { SUPPORT_DOC, deviceName, supportColumnOf, writeSupportColumn } = await import('../selftest/support.ts');
+          const { SUPPORT_DOC, deviceName, supportColumnOf } = await import('../selftest/support.ts');
+          const { writeSupportColumn } = await import('../node/support-doc.ts');
           const file = opts.support === true ? SUPPORT_DOC : opts.support;
           await writeSupportColumn(file, supportColumnOf(dev, reports), { merge: opts.filter !== undefined });
           console.error(`wrote the "${deviceName(dev)}" column of ${file} (${reports.length} variants)`);

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { RegistryError } from '../registry/errors.ts';
-import { DEFAULT_REGISTRY_PATH, loadRegistry, wgslExists } from '../registry/load.ts';
+import { DEFAULT_REGISTRY_PATH, loadRegistry, wgslExists } from '../node/registry.ts';
 import type { Registry } from '../registry/types.ts';
 import type { DeviceCaps } from '../gpu/caps.ts';
 import { loadCaps } from './device.ts';
@@ -33,7 +33,7 @@ async function hasEntryPoint(file: string, entry: string): Promise<boolean> {
   let text = entryCache.get(file);
   if (text === undefined) {
     const { readFileSync } = await import('node:fs');
-    const { wgslPath } = await import('../registry/load.ts');
+    const { wgslPath } = await import('../node/registry.ts');
     text = readFileSync(wgslPath(file), 'utf8');
     entryCache.set(file, text);
   }

@@ -1,7 +1,6 @@
 /** Kernel contracts: schema validation, input normalization, variant selection, plans. */
 export { ContractSchemaError, ContractInputError, ContractError, ContractPlanError, type Rejection } from './errors.ts';
 export { validateContract } from './schema.ts';
-export { loadContract } from './load.ts';
 export { normalizeInputs, type NormalizedInputs, type TunableValue } from './inputs.ts';
 export { resolveContract, deviceLabel, dynamicNames, checkDynamicValue, uniformBytes, writeDynamicFields, type ResolveOptions, type Plan, type PlanPass, type PlanBinding, type PlanIntermediate, type DynamicField } from './plan.ts';
 export { compileDynamic, type DynamicExpr } from './dynamic.ts';

@@ -9,7 +9,7 @@ import { readConfig, setProcessEnv } from '../config.ts';
 import { DEFAULT_DAWN_ARGS, FAST_DAWN_ARGS } from '../gpu/device.ts';
 import { setHost, type Host } from '../host.ts';
 import { setKernelFileReader } from '../registry/bundled.ts';
-import { KERNELS_DIR } from '../registry/load.ts';
+import { KERNELS_DIR } from './registry.ts';
 import { openPath, writeFile } from './files.ts';
 
 export async function nodeGpu(given: string[] | undefined, checked: boolean): Promise<{ gpu: GPU; dawnArgs: string[]; retry?: () => GPU }> {

@@ -185,7 +185,8 @@ export function reachSummary(r: ReachReport): string {
   return lines.join('\n');
 }
 
-function keptSection(md: string): string | undefined {
+/** The reach section of a support doc already written (kept when only a device column is rewritten). */
+export function keptSection(md: string): string | undefined {
   const a = md.indexOf(REACH_BEGIN);
   const b = md.indexOf(REACH_END);
   return a >= 0 && b > a ? md.slice(a + REACH_BEGIN.length, b).trim() : undefined;
@@ -255,41 +256,4 @@ export function renderSupportDoc(columns: SupportColumn[], registryOrOpts: Regis
     ...Object.entries(NOT_RECOVERABLE).map(([id, why]) => `- \`${id}\`: ${why}`),
     '',
   ].join('\n');
-}
-
-/** Run the harness on `dev` and write (merge) its column into the support doc; returns the markdown. */
-export async function writeSupportDoc(dev: TesseraDevice, path = SUPPORT_DOC, opts: HarnessOptions = {}): Promise<string> {
-  return writeSupportColumn(path, await supportColumn(dev, opts), { registry: opts.registry });
-}
-
-/**
- * Put `column` into the support doc at `path` (created if missing), keeping the other devices' columns. The
- * device's previous column is replaced, or with `merge` (a run of some variants only) updated cell by cell.
- */
-export async function writeSupportColumn(path: string, column: SupportColumn, opts: { merge?: boolean; registry?: Registry } = {}): Promise<string> {
-  const fs = await import('node:fs');
-  const nodePath = await import('node:path');
-  const old = fs.existsSync(path) ? fs.readFileSync(path, 'utf8') : '';
-  const existing = parseSupportDoc(old);
-  const merged = (o: SupportColumn): SupportColumn => (opts.merge ? { ...column, cells: new Map([...o.cells, ...column.cells]) } : column);
-  const columns = existing.some((c) => c.device === column.device) ? existing.map((c) => (c.device === column.device ? merged(c) : c)) : [...existing, column];
-  const md = renderSupportDoc(columns, { registry: opts.registry, reachCells: parseReachCells(old), reachSummary: keptSection(old) });
-  fs.mkdirSync(nodePath.dirname(path), { recursive: true });
-  fs.writeFileSync(path, md);
-  return md;
-}
-
-/**
- * Regenerate the whole support doc at `path`: every registry variant with its WGSL, harness and registry cells and,
- * from `reach`, the contract variants naming it and the devices and models selecting it; the device columns of the
- * doc already there (runs of the harness on real devices) are kept as they are.
- */
-export async function writeSupportDocument(path: string, opts: { reach: ReachReport; registry?: Registry }): Promise<string> {
-  const fs = await import('node:fs');
-  const nodePath = await import('node:path');
-  const columns = fs.existsSync(path) ? parseSupportDoc(fs.readFileSync(path, 'utf8')) : [];
-  const md = renderSupportDoc(columns, { registry: opts.registry, reach: opts.reach });
-  fs.mkdirSync(nodePath.dirname(path), { recursive: true });
-  fs.writeFileSync(path, md);
-  return md;
 }

@@ -1,19 +1,15 @@
 /**
- * Reading a contract file (Node). Op contracts shipped with Tessera come bundled (src/ops/runner.ts opContract);
- * this reads any other contract file by path. It is reachable from the core barrel (contracts/index.ts), so it takes
- * node:fs from the running process (process.getBuiltinModule, Node >= 20.16) instead of importing it: a browser
- * bundle carries no Node module and gets a clear error here (validate parsed JSON with validateContract instead).
+ * Node only: reading a contract file by path. Op contracts shipped with Tessera come bundled (src/ops/runner.ts
+ * opContract); this reads any other contract file, and the bases its "extends" names from files next to it. In a
+ * browser, pass the parsed JSON to validateContract (src/contracts/schema.ts) with a lookup of your own.
  */
-import { ContractSchemaError } from './errors.ts';
-import { bundledLookup, type BaseLookup } from './extends.ts';
-import { validateContract } from './schema.ts';
-import type { KernelContract } from './types.ts';
+import { readFileSync } from 'node:fs';
+import { ContractSchemaError } from '../contracts/errors.ts';
+import { bundledLookup, type BaseLookup } from '../contracts/extends.ts';
+import { validateContract } from '../contracts/schema.ts';
+import type { KernelContract } from '../contracts/types.ts';
 
-function readTextFile(file: string): string {
-  const fs = typeof process !== 'undefined' ? (process.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined) : undefined;
-  if (!fs) throw new Error('reading a file needs Node.js >= 20.16; in a browser, pass the parsed JSON to validateContract');
-  return fs.readFileSync(file, 'utf8');
-}
+const readTextFile = (file: string): string => readFileSync(file, 'utf8');
 
 /** Reads, parses and validates a contract file. */
 export function loadContract(file: string): KernelContract {

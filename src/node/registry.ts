@@ -1,14 +1,15 @@
 /**
  * Node only: loading a registry file from disk, and where the shipped registry and kernels lie in this checkout.
- * The shipped registry and kernel sources for every platform are in ./bundled.ts (re-exported here for Node code).
+ * The shipped registry and kernel sources for every platform are in src/registry/bundled.ts (re-exported here for
+ * Node code).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { RegistryError } from './errors.ts';
-import { parseRegistryText } from './parse.ts';
-import type { Registry } from './types.ts';
+import { RegistryError } from '../registry/errors.ts';
+import { parseRegistryText } from '../registry/parse.ts';
+import type { Registry } from '../registry/types.ts';
 
-export { defaultRegistry, readWgslSync } from './bundled.ts';
+export { defaultRegistry, readWgslSync } from '../registry/bundled.ts';
 
 export const DEFAULT_REGISTRY_PATH = fileURLToPath(new URL('../../spec/kernel-registry.json', import.meta.url));
 export const KERNELS_DIR = fileURLToPath(new URL('../kernels/', import.meta.url));
