@@ -26,7 +26,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { type Plan } from '../src/contracts/index.ts';
+import type { Plan } from '../src/contracts/index.ts';
 import { loadContract } from '../src/node/contracts.ts';
 import { planFor, recordContract, type GpuTensorRef, type HostTensor } from '../src/contracts/run.ts';
 import { STORAGE_USAGE, uploadBuffer, USAGE, writeBuffer } from '../src/gpu/buffers.ts';

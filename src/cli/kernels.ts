@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { type KernelContract } from '../contracts/index.ts';
+import type { KernelContract } from '../contracts/index.ts';
 import { loadContract } from '../node/contracts.ts';
 import { capsFromJson, type DeviceProfileJson } from '../gpu/caps.ts';
 import { decoderConfigFromHF } from '../models/config.ts';
