@@ -1,7 +1,7 @@
 /**
  * Node only: reading a contract file by path. Op contracts shipped with Tessera come bundled (src/ops/runner.ts
  * opContract); this reads any other contract file, and the bases its "extends" names from files next to it. In a
- * browser, pass the parsed JSON to validateContract (src/contracts/schema.ts) with a lookup of your own.
+ * browser, pass the parsed JSON to validateContract (src/contracts/schema.ts), whose bases default to the bundled ones.
  */
 import { readFileSync } from 'node:fs';
 import { ContractSchemaError } from '../contracts/errors.ts';
@@ -9,13 +9,11 @@ import { bundledLookup, type BaseLookup } from '../contracts/extends.ts';
 import { validateContract } from '../contracts/schema.ts';
 import type { KernelContract } from '../contracts/types.ts';
 
-const readTextFile = (file: string): string => readFileSync(file, 'utf8');
-
 /** Reads, parses and validates a contract file. */
 export function loadContract(file: string): KernelContract {
   let text: string;
   try {
-    text = readTextFile(file);
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ContractSchemaError(file, [{ path: '', message: `cannot read file: ${(e as Error).message}` }]);
   }
@@ -35,7 +33,7 @@ function fileLookup(file: string): BaseLookup {
     const path = /^([A-Za-z]:)?[\\/]/.test(name) ? name : `${dir}/${name}`;
     let text: string | undefined;
     try {
-      text = readTextFile(path);
+      text = readFileSync(path, 'utf8');
     } catch {
       return bundledLookup(name);
     }
