@@ -7,15 +7,18 @@
  * workgroups of 256:
  *   dot4I8Packed   the builtin
  *   byHand         the same dots with the bytes unpacked in WGSL (what the polyfill computes)
- * Wall time of one submit to its completion (best of 10 after 3 warm-ups); G dots/s = invocations x iters x 4 / time.
- * Both kernels' outputs are compared, so a builtin that computes something else fails the run.
+ * GPU time of one dispatch between two timestamps (bench/gpu-bench.ts spanMsPerCall; best of 10 after 3 warm-ups);
+ * G dots/s = invocations x iters x 4 / time. Both kernels' outputs are compared, so a builtin that computes something
+ * else fails the run.
  *
  *   node --import tsx bench/dp4a.ts [--toggle NAME] [--iters 4096] [--wg 4224] [--out receipt.json]
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { readBuffer } from '../src/gpu/buffers.ts';
 import { createDevice, FAST_DAWN_ARGS } from '../src/gpu/device.ts';
 import { receiptHeader } from './commit.ts';
+import { type RecordCalls, spanMsPerCall } from './gpu-bench.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -28,7 +31,7 @@ const { values: a } = parseArgs({
 const ITERS = Number(a.iters);
 const WG = Number(a.wg);
 const [enable, ...rest] = FAST_DAWN_ARGS;
-const dev = await createDevice({ dawnArgs: a.toggle ? [`${enable},${a.toggle}`, ...rest] : FAST_DAWN_ARGS });
+const dev = await createDevice({ dawnArgs: a.toggle ? [`${enable},${a.toggle}`, ...rest] : FAST_DAWN_ARGS, timestamps: true });
 const d = dev.device;
 
 /** The kernel with `dot(x, y)` written as `dotOf('x', 'y')`. */
@@ -58,29 +61,14 @@ for (const [name, code] of Object.entries(KERNELS)) {
   const buf = d.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
   const pipe = d.createComputePipeline({ layout: 'auto', compute: { module: d.createShaderModule({ code }), entryPoint: 'main' } });
   const bg = d.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }] });
-  const once = async () => {
-    const e = d.createCommandEncoder();
-    const p = e.beginComputePass();
-    p.setPipeline(pipe);
-    p.setBindGroup(0, bg);
-    p.dispatchWorkgroups(WG);
-    p.end();
-    const t = performance.now();
-    d.queue.submit([e.finish()]);
-    await d.queue.onSubmittedWorkDone();
-    return performance.now() - t;
+  const record: RecordCalls = async (rec, calls) => {
+    for (let i = 0; i < calls; i++) rec.dispatch({ label: `bench.dp4a.${name}`, pipeline: pipe, bindGroup: bg, workgroups: [WG, 1, 1] });
   };
-  for (let i = 0; i < 3; i++) await once();
+  for (let i = 0; i < 3; i++) await spanMsPerCall(dev, record, 1);
   let ms = Infinity;
-  for (let i = 0; i < 10; i++) ms = Math.min(ms, await once());
+  for (let i = 0; i < 10; i++) ms = Math.min(ms, await spanMsPerCall(dev, record, 1));
   results[name] = { ms, gdotsPerS: (n * ITERS * 4) / ms / 1e6 };
-  const read = d.createBuffer({ size: n * 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
-  const e = d.createCommandEncoder();
-  e.copyBufferToBuffer(buf, 0, read, 0, n * 4);
-  d.queue.submit([e.finish()]);
-  await read.mapAsync(GPUMapMode.READ);
-  outputs.push(new Int32Array(read.getMappedRange().slice(0)));
-  read.destroy();
+  outputs.push(new Int32Array(await readBuffer(d, buf)));
   buf.destroy();
 }
 const mismatch = outputs[0].findIndex((v, i) => v !== outputs[1][i]);
@@ -89,7 +77,7 @@ const receipt = {
   toggle: a.toggle ?? null,
   iters: ITERS,
   workgroups: WG,
-  method: 'wall time of one submit to completion, best of 10 after 3 warm-ups; G dots/s = invocations x iters x 4 / time',
+  method: 'GPU time of one dispatch between two timestamps, best of 10 after 3 warm-ups; G dots/s = invocations x iters x 4 / time',
   results,
   builtinRatio: results.byHand.ms / results.dot4I8Packed.ms,
   outputsAgree: mismatch < 0,

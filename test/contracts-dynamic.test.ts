@@ -5,7 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ContractInputError, ContractSchemaError, resolveContract, templateContext, uniformBytes, validateContract, type KernelContract, type Plan, type PlanBinding } from '../src/contracts/index.ts';
+import {
+  ContractInputError,
+  ContractSchemaError,
+  resolveContract,
+  templateContext,
+  uniformBytes,
+  validateContract,
+  type KernelContract,
+  type Plan,
+  type PlanBinding,
+} from '../src/contracts/index.ts';
 import { loadContract } from '../src/node/contracts.ts';
 import type { TesseraDevice } from '../src/gpu/device.ts';
 import { OpRunner, registryLookup } from '../src/ops/runner.ts';
