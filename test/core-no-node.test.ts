@@ -5,15 +5,13 @@
  * static or dynamic import or taken from the running process, and for an import of an edge module.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { isEdge, isNodeBuiltin, specifiers } from './node-imports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
-const EDGES = [/^src\/(node|cli|server)\//, /^src\/node\.ts$/];
-const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -23,22 +21,14 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Module specifiers a source names in import / export ... from, import(), or require(), as string literals. */
-export function specifiers(text: string): string[] {
-  const out: string[] = [];
-  const patterns = [/\b(?:import|export)\b[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\b(?:import|require)\s*\(\s*['"]([^'"]+)['"]\s*\)/g];
-  for (const re of patterns) for (const m of text.matchAll(re)) out.push(m[1]);
-  return out;
-}
-
 /** What in one core file breaks the rule, as messages naming the file. */
-export function violations(file: string, text: string): string[] {
+function violations(file: string, text: string): string[] {
   const out: string[] = [];
   for (const s of specifiers(text)) {
-    if (BUILTINS.has(s) || s.startsWith('node:')) out.push(`${file} imports the Node built-in '${s}'`);
+    if (isNodeBuiltin(s)) out.push(`${file} imports the Node built-in '${s}'`);
     else if (s.startsWith('.')) {
       const target = join(file, '..', s).replace(/\\/g, '/');
-      if (EDGES.some((re) => re.test(target))) out.push(`${file} imports the Node-only module ${target}`);
+      if (isEdge(target)) out.push(`${file} imports the Node-only module ${target}`);
     }
   }
   if (/\bgetBuiltinModule\b/.test(text)) out.push(`${file} takes a Node built-in from process.getBuiltinModule`);
@@ -58,7 +48,7 @@ describe('the core imports no Node built-in (DESIGN.md)', () => {
   it('holds for every source file outside src/node, src/cli, src/server and src/node.ts', () => {
     const core = sources(SRC)
       .map((p) => relative(ROOT, p).replace(/\\/g, '/'))
-      .filter((f) => !EDGES.some((re) => re.test(f)));
+      .filter((f) => !isEdge(f));
     expect(core.length).toBeGreaterThan(100);
     const found = core.flatMap((f) => violations(f, readFileSync(join(ROOT, f), 'utf8')));
     expect(found).toEqual([]);
